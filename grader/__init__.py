@@ -1,0 +1,1 @@
+"""flax-katas grader: grades learners' JAX/Flax katas against reference solutions."""

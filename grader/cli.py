@@ -1,0 +1,137 @@
+"""The ``grade`` command. Each subcommand is one function; its docstring is its help text."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from grader import cache as cache_mod
+from grader import problems, report
+from grader.grading import Options, file_digest, grade
+
+EXIT_PASS, EXIT_VERDICT, EXIT_USAGE = 0, 1, 2
+
+
+def cmd_grade(argv: list[str]) -> int:
+    """Grade your solution to a problem: `grade <problem> [--file PATH] [--json] [--replay CASE]`."""
+    parser = argparse.ArgumentParser(prog="grade", description=cmd_grade.__doc__,
+                                     epilog="Other commands: `grade list`, `grade check [problem]`.")
+    parser.add_argument("problem", help="the problem's name, e.g. t5_relative_pos")
+    parser.add_argument("--file", type=Path, help="grade this module instead of problems/<problem>/<problem>.py")
+    parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
+    parser.add_argument("--replay", type=Path, metavar="CASE", help="run only the case saved in this file")
+    parser.add_argument("--no-jit", action="store_true", help="call your function eagerly, without jax.jit")
+    parser.add_argument("--no-cache", action="store_true", help="recompute every reference output")
+    parser.add_argument("--call-time-limit", type=float, metavar="S", help="seconds allowed for one call")
+    parser.add_argument("--time-limit", type=float, metavar="S", help="seconds allowed for the whole run")
+    parser.add_argument("--memory-mib", type=int, metavar="N", help="memory limit for your code")
+    args = parser.parse_args(argv)
+    try:
+        root = problems.find_root()
+        problem = problems.load(root, args.problem)
+        learner = (args.file or problem.stub).resolve()
+        if not learner.is_file():
+            raise problems.UsageError(f"no file at {args.file or problem.stub}")
+        cases = None
+        if args.replay is not None:
+            if not args.replay.is_file():
+                raise problems.UsageError(f"no case file at {args.replay}")
+            data = json.loads(args.replay.read_text())
+            if data.get("problem") != problem.slug:
+                raise problems.UsageError(f"{args.replay} is a case of {data.get('problem')!r}, not {problem.slug!r}")
+            cases = [(f"replay of {args.replay.name}", report.case_from_json(problem, data["args"]))]
+    except (problems.UsageError, problems.ProblemError, ValueError, KeyError) as exc:
+        return usage_error(str(exc), args.json, args.problem)
+
+    options = Options(jit=not args.no_jit, use_cache=not args.no_cache, call_seconds=args.call_time_limit,
+                      problem_seconds=args.time_limit, memory_mib=args.memory_mib)
+    from grader import pitfalls
+
+    verdict = grade(problem, learner, options, cases=cases, extra=pitfalls.explain)
+    replay = None
+    if verdict.counterexample is not None and verdict.counterexample.args and verdict.status != "pass":
+        saved = report.save_case(problem, verdict.counterexample.args)
+        replay = report.replay_command(problem, saved, args.file)
+    if args.file is None and cases is None:
+        record_status(root, problem.slug, learner, verdict.status)
+    if args.json:
+        print(report.to_json(problem, verdict, replay))
+    else:
+        print(report.to_text(problem, verdict, replay))
+    return EXIT_PASS if verdict.status == "pass" else EXIT_VERDICT
+
+
+def usage_error(message: str, as_json: bool, problem: str | None = None) -> int:
+    print(f"grade: {message}", file=sys.stderr)
+    if as_json:
+        print(json.dumps({"problem": problem, "status": "error", "message": message, "checks": [],
+                          "counterexample": None, "pitfall": None, "examples_run": 0, "duration_s": 0.0,
+                          "output": ""}))
+    return EXIT_USAGE
+
+
+def state_path(root: Path) -> Path:
+    return root / ".grade" / "state.json"
+
+
+def record_status(root: Path, slug: str, learner: Path, status: str) -> None:
+    path = state_path(root)
+    try:
+        state = json.loads(path.read_text()) if path.is_file() else {}
+    except ValueError:
+        state = {}
+    state[slug] = {"status": status, "sha256": file_digest(learner)}
+    cache_mod.write_json(path, state)
+
+
+def cmd_list(argv: list[str]) -> int:
+    """List every problem with the status of its last grading (if the file is unchanged since)."""
+    argparse.ArgumentParser(prog="grade list", description=cmd_list.__doc__).parse_args(argv)
+    try:
+        root = problems.find_root()
+    except problems.UsageError as exc:
+        return usage_error(str(exc), False)
+    path = state_path(root)
+    try:
+        state = json.loads(path.read_text()) if path.is_file() else {}
+    except ValueError:
+        state = {}
+    rows = []
+    for slug in problems.slugs(root):
+        problem = problems.load(root, slug)
+        entry = state.get(slug)
+        if entry is None:
+            status = "not graded yet"
+        elif entry.get("sha256") != file_digest(problem.stub):
+            status = f"edited since last grade ({entry['status']})"
+        else:
+            status = entry["status"]
+        rows.append((slug, problem.title, status))
+    width = max(len(r[0]) for r in rows) if rows else 0
+    title_width = max(len(r[1]) for r in rows) if rows else 0
+    for slug, title, status in rows:
+        print(f"{slug.ljust(width)}  {title.ljust(title_width)}  {status}")
+    return EXIT_PASS
+
+
+def cmd_check(argv: list[str]) -> int:
+    """Instructors' self-check: every problem (or the one named) is consistent and its strategies strong."""
+    from grader import check
+
+    return check.main(argv)
+
+
+COMMANDS = {"list": cmd_list, "check": cmd_check}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in COMMANDS:
+        return COMMANDS[argv[0]](argv[1:])
+    return cmd_grade(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""Compare one output with the reference's, in stages that stop at the first failure.
+
+array -> size and shape -> dtype -> all finite -> values. Outputs are never broadcast: a (T, T) answer for a
+flattened (T*T,) output fails the shape stage with its own message, whatever the values are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+STAGES = ("array", "shape", "dtype", "finite", "values")
+
+
+@dataclass
+class Comparison:
+    ok: bool
+    stage: str  # the first stage that failed, or "values" when everything passed
+    message: str
+    expected: np.ndarray  # natural shape
+    actual: np.ndarray | None = None  # natural shape when the size and dtype allow it
+    mismatch: np.ndarray | None = None  # bool, natural shape
+    count: int = 0
+    first: tuple | None = None
+    worst: tuple | None = None
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+
+    def summary(self) -> dict:
+        return {"stage": self.stage, "message": self.message, "mismatches": self.count,
+                "first_index": list(self.first) if self.first is not None else None,
+                "worst_index": list(self.worst) if self.worst is not None else None,
+                "max_abs_error": self.max_abs, "max_rel_error": self.max_rel}
+
+
+def describe_returned(result: dict) -> str:
+    kind = result.get("type", "?")
+    if kind in ("NoneType",):
+        return "None (is a `return` missing?)"
+    if kind == "list":
+        return "a Python list, not an array"
+    return f"a value of type {kind}" + (f" with dtype {result['dtype']}" if "dtype" in result else "")
+
+
+def compare(*, expected_flat: np.ndarray, natural_shape: tuple, dtype: str, result: dict,
+            spec: dict | None, actual: np.ndarray | None, exact: bool, rtol: float, atol: float,
+            accept_also: np.ndarray | None = None) -> Comparison:
+    """Stage-by-stage comparison of a worker's answer with the expected output.
+
+    ``result`` is the worker's description of what came back, ``spec`` the array's dtype and shape as
+    sent, ``actual`` the decoded array (None where its dtype cannot be decoded).
+    """
+    expected = expected_flat.reshape(natural_shape)
+    n = expected_flat.size
+    fail = lambda stage, message, **kw: Comparison(False, stage, message, expected, **kw)  # noqa: E731
+
+    if result.get("type") != "array" or spec is None:
+        return fail("array", f"returned {describe_returned(result)}; return a numpy or JAX array "
+                             f"of shape ({n},) and dtype {dtype}")
+    shape = tuple(spec["shape"])
+    got_size = int(np.prod(shape, dtype=np.int64))
+    flat_hint = (f" (the {' × '.join(map(str, natural_shape))} result flattened)"
+                 if len(natural_shape) > 1 else "")
+    if got_size != n:
+        return fail("shape", f"returned {got_size} values (shape {shape}); expected {n} values, "
+                             f"shape ({n},){flat_hint}")
+    if shape != (n,):
+        return fail("shape", f"returned shape {shape}; expected the flat shape ({n},){flat_hint}: "
+                             f"flatten it with .reshape(-1)")
+    if spec["dtype"] != dtype:
+        return fail("dtype", f"returned dtype {spec['dtype']}; expected {dtype}: cast with .astype(jnp.{dtype})")
+
+    actual = actual.reshape(natural_shape)
+    if np.issubdtype(actual.dtype, np.inexact):
+        bad = ~np.isfinite(actual)
+        if bad.any():
+            first = tuple(int(i) for i in np.argwhere(bad)[0])
+            kinds = sorted({"NaN" if np.isnan(v) else "inf" for v in actual[bad].ravel()[:1000]})
+            return fail("finite", f"{int(bad.sum())} of {n} values are {' or '.join(kinds)} "
+                                  f"(the first at index {first}); every value should be finite",
+                        actual=actual, mismatch=bad, count=int(bad.sum()), first=first, worst=first)
+
+    e64, a64 = expected.astype(np.float64), actual.astype(np.float64)
+    err = np.abs(a64 - e64)
+    if exact:
+        good = a64 == e64
+        if accept_also is not None:
+            good |= a64 == accept_also.reshape(natural_shape)
+        allowed = "exact"
+    else:
+        good = err <= atol + rtol * np.abs(e64)
+        allowed = f"|actual - expected| <= {atol:g} + {rtol:g}·|expected|"
+    rel = np.divide(err, np.abs(e64), out=np.zeros_like(err), where=e64 != 0)
+    bad = ~good
+    count = int(bad.sum())
+    stats = dict(actual=actual, mismatch=bad, count=count,
+                 max_abs=float(err[bad].max()) if count else float(err.max(initial=0.0)),
+                 max_rel=float(rel[bad].max()) if count else float(rel.max(initial=0.0)))
+    if not count:
+        return Comparison(True, "values", "all values match", expected, **stats)
+    first = tuple(int(i) for i in np.argwhere(bad)[0])
+    worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.where(bad, err, -1.0))), natural_shape))
+    return Comparison(False, "values", f"{count} of {n} values differ ({allowed})", expected,
+                      first=first, worst=worst, **stats)

@@ -1,0 +1,122 @@
+"""Explain a failure: parameter-tree differences, the known mistake it matches, broken properties."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.compare import compare
+from grader.grading import Outcome, Session, Verdict, encode_call
+
+def explain(session: Session, verdict: Verdict) -> None:
+    """Add what can be said about the failure to ``verdict`` (runs while the workers are alive)."""
+    outcome = verdict.counterexample
+    if outcome is None or not outcome.args or verdict.status not in ("fail", "error"):
+        return
+    verdict.params_diff = params_diff(session, outcome.args)
+    if verdict.status == "fail" and outcome.actual is not None:
+        verdict.pitfall = name_pitfall(session, outcome)
+        verdict.checks.extend(property_checks(session, outcome))
+
+
+def params_diff(session: Session, args: dict) -> list[str]:
+    """Missing, extra and misshaped parameters of the learner's Flax tree, by path (empty if equal)."""
+    entries, arrays = encode_call(session.problem, args)
+    trees = []
+    pairs = ((session.trusted.start(), "reference"), (session.learner, session.key))
+    for worker, key in pairs:
+        worker.request({"op": "params", "key": key, "args": entries}, arrays)
+    for worker, _ in pairs:
+        try:
+            header, _ = worker.receive(timeout=60)
+        except Exception:  # noqa: BLE001  (a diagnostic only; the verdict stands without it)
+            return []
+        trees.append(header.get("params"))
+    expected, actual = trees
+    if not expected or actual is None:
+        return []
+    lines = []
+    for path in sorted(set(expected) - set(actual)):
+        lines.append(f"missing parameter {path} {tuple(expected[path])}")
+    for path in sorted(set(actual) - set(expected)):
+        lines.append(f"unexpected parameter {path} {tuple(actual[path])}")
+    for path in sorted(set(expected) & set(actual)):
+        if expected[path] != actual[path]:
+            lines.append(f"parameter {path} has shape {tuple(actual[path])}, expected {tuple(expected[path])}")
+    if lines:
+        lines.insert(0, "Your parameter tree differs from the one the statement pins, so the outputs cannot "
+                        "agree until it matches:")
+    return lines
+
+
+def matches(session: Session, args: dict, variant_out: np.ndarray, actual: np.ndarray) -> bool:
+    problem = session.problem
+    if variant_out.shape != actual.shape or variant_out.dtype != actual.dtype:
+        return False
+    result = compare(expected_flat=variant_out, natural_shape=problem.natural_shape(args),
+                     dtype=problem.output_dtype, result={"type": "array"},
+                     spec={"dtype": actual.dtype.name, "shape": list(actual.shape)}, actual=actual,
+                     exact=problem.exact, rtol=problem.rtol, atol=problem.atol,
+                     accept_also=session.trusted.accept_also(args, variant_out))
+    if result.ok:
+        return True
+    # Both non-finite in the same places and equal elsewhere also counts as the same mistake.
+    both = ~np.isfinite(variant_out) & ~np.isfinite(actual)
+    if both.any() and np.array_equal(np.isfinite(variant_out), np.isfinite(actual)):
+        keep = np.isfinite(actual)
+        return bool(np.allclose(actual[keep], variant_out[keep], rtol=problem.rtol, atol=problem.atol))
+    return False
+
+
+def name_pitfall(session: Session, outcome: Outcome) -> dict | None:
+    """The known-wrong variant whose outputs agree with the learner's: on the smallest failing input,
+    and on every other input seen in this run, which tells apart variants that coincide on small inputs."""
+    variants = session.problem.variants("pitfalls")
+    if not variants:
+        return None
+    keys = {f"pitfall_{name}": path for name, path in variants.items()}
+    trusted = session.trusted
+    trusted.start(keys)
+    for key in keys:
+        trusted.request(key, outcome.args)
+    candidates = []
+    for key in keys:
+        try:
+            out = trusted.collect(key, outcome.args)
+        except RuntimeError:
+            continue
+        if matches(session, outcome.args, out, outcome.actual):
+            candidates.append(key)
+    probes = [(args, actual) for args, actual in session.seen if args is not outcome.args]
+    if len(candidates) > 1 and probes:
+        candidates = [key for key in candidates
+                      if all(out is not None and matches(session, args, out, actual)
+                             for (args, actual), out in zip(probes, trusted.outputs(key, [a for a, _ in probes])))]
+    if len(candidates) != 1:
+        return None
+    name = candidates[0].removeprefix("pitfall_")
+    return {"id": name, "message": read_message(variants[name])}
+
+
+def read_message(path) -> str:
+    """The ``MESSAGE`` constant of a variant module, read without importing it."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "MESSAGE" for t in node.targets):
+            return ast.literal_eval(node.value)
+    return ""
+
+
+def property_checks(session: Session, outcome: Outcome) -> list[dict]:
+    """Reference-free checks from ``problems/<slug>/properties.py`` on the failing output."""
+    module = session.problem.properties()
+    if module is None or outcome.comparison is None or outcome.comparison.actual is None:
+        return []
+    checks = []
+    for check in getattr(module, "PROPERTIES", []):
+        problem_text = check(outcome.args, outcome.comparison.actual)
+        name = f"property: {check.__name__.replace('_', ' ')}"
+        checks.append({"name": name, "status": "fail" if problem_text else "pass",
+                       "message": problem_text or (check.__doc__ or "").strip().splitlines()[0]})
+    return checks

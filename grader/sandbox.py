@@ -1,0 +1,163 @@
+"""Run code in a worker process, with limits, and talk to it (the grader's side of the boundary)."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from grader import protocol
+
+OUTPUT_KEEP = 4096  # bytes of printed output kept from each end
+READY_SECONDS = 120  # for the worker to start and import JAX
+
+
+class WorkerFailure(Exception):
+    """The worker could not answer: it timed out, died, or broke the protocol."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind  # "timeout", "memory", "crash"
+        self.message = message
+
+
+@dataclass
+class Output:
+    """Printed output of a worker, truncated in the middle once it grows past 2 * OUTPUT_KEEP bytes."""
+
+    head: bytearray = field(default_factory=bytearray)
+    tail: bytearray = field(default_factory=bytearray)
+    total: int = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = OUTPUT_KEEP - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail = (self.tail + chunk)[-OUTPUT_KEEP:]
+
+    def text(self) -> str:
+        if self.total <= len(self.head) + len(self.tail):
+            return (self.head + self.tail).decode(errors="replace")
+        skipped = self.total - len(self.head) - len(self.tail)
+        return (self.head.decode(errors="replace") + f"\n[... {skipped} bytes of output left out ...]\n"
+                + self.tail.decode(errors="replace"))
+
+
+class Worker:
+    """One worker process. ``request`` sends a message; ``receive`` waits for the answer."""
+
+    def __init__(self, *, memory_mib: int, compile_cache: str | None = None):
+        req_r, self._req_w = os.pipe()
+        self._resp_r, resp_w = os.pipe()
+        out_r, out_w = os.pipe()
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", TF_CPP_MIN_LOG_LEVEL="3")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "grader.worker", str(req_r), str(resp_w), str(memory_mib), compile_cache or ""],
+            stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, pass_fds=(req_r, resp_w),
+            start_new_session=True, env=env, close_fds=True,
+        )
+        for fd in (req_r, resp_w, out_w):
+            os.close(fd)
+        self.output = Output()
+        self._drain = threading.Thread(target=self._read_output, args=(out_r,), daemon=True)
+        self._drain.start()
+        self.ready = False
+        self.backend = None
+
+    def _read_output(self, fd: int) -> None:
+        with os.fdopen(fd, "rb", buffering=0) as stream:
+            while chunk := stream.read(65536):
+                self.output.add(chunk)
+
+    def request(self, header: dict, arrays: list[np.ndarray] = ()) -> None:
+        specs, payloads = protocol.pack_arrays(list(arrays))
+        try:
+            protocol.write_message(self._req_w, dict(header, arrays=specs), payloads)
+        except (BrokenPipeError, OSError):
+            pass  # the worker died; receive() says how
+
+    def receive(self, timeout: float) -> tuple[dict, list]:
+        if not self.ready:  # importing JAX is not the graded code's time: it gets its own allowance
+            self.ready = True
+            header, _ = self.receive(max(timeout, READY_SECONDS))
+            if header.get("op") != "ready":
+                self.kill()
+                raise WorkerFailure("crash", "the worker did not start properly")
+            self.backend = header.get("backend")
+        deadline = time.monotonic() + timeout
+        remaining = timeout
+        while remaining > 0:
+            ready, _, _ = select.select([self._resp_r], [], [], remaining)
+            if ready:
+                try:
+                    return protocol.read_message(self._resp_r)
+                except EOFError:
+                    raise self._death() from None
+                except protocol.ProtocolError as exc:
+                    self.kill()
+                    raise WorkerFailure("crash", f"the worker sent a malformed answer ({exc})") from None
+            remaining = deadline - time.monotonic()
+        self.kill()
+        raise WorkerFailure("timeout", f"no answer within {timeout:.0f} s")
+
+    def _death(self) -> WorkerFailure:
+        try:
+            code = self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.proc.returncode
+        self._drain.join(timeout=1)
+        printed = self.output.text()
+        if any(sign in printed for sign in ("bad_alloc", "MemoryError", "RESOURCE_EXHAUSTED", "Out of memory")):
+            return WorkerFailure("memory", "the process ran out of memory")
+        if code is not None and code < 0:
+            name = signal.Signals(-code).name
+            if -code == signal.SIGKILL:
+                return WorkerFailure("memory", f"the process was killed ({name}), most likely for using too much memory")
+            return WorkerFailure("crash", f"the process died on signal {name}")
+        return WorkerFailure("crash", f"the process exited with status {code} before answering "
+                                      "(does the code call sys.exit or os._exit?)")
+
+    def kill(self) -> None:
+        """End the worker and everything it started: SIGTERM, then SIGKILL for whatever ignores it."""
+        if self.proc.poll() is None:
+            for sig, wait in ((signal.SIGTERM, 0.5), (signal.SIGKILL, 5)):
+                try:
+                    os.killpg(self.proc.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    self.proc.wait(timeout=wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # children left behind in the group
+        except (ProcessLookupError, PermissionError):
+            pass
+        for fd in (self._req_w, self._resp_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._req_w = self._resp_r = -1
+
+    def close(self) -> None:
+        """Ask the worker to quit; kill it if it does not (a stray thread must not keep us waiting)."""
+        if self.proc.poll() is None and self._req_w >= 0:
+            self.request({"op": "quit"})
+            try:
+                self.proc.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                pass
+        self.kill()
+        self._drain.join(timeout=1)

@@ -1,0 +1,316 @@
+"""The worker process: the only place where learner code (and reference code) runs.
+
+Started by :mod:`grader.sandbox` as ``python -m grader.worker REQ_FD RESP_FD MEMORY_MIB CACHE_DIR``. It
+reads requests from REQ_FD and answers on RESP_FD (see :mod:`grader.protocol`); its stdout and stderr
+are a pipe the grader drains and truncates. Requests:
+
+- ``{"op": "load", "key", "path", "entry", "source"}``: compile ``source`` (the text of ``path``) as a
+  module and keep its ``entry`` function under ``key``.
+- ``{"op": "call", "key", "args": [...], "jit": bool}``: call the entry, under ``jax.jit`` with its
+  integer arguments static when asked and when it traces, otherwise eagerly.
+- ``{"op": "params", "key", "args": [...]}``: the Flax parameter tree (paths and shapes) the entry
+  creates for these arguments, found by tracing without computing.
+- ``{"op": "quit"}``.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+import time
+import traceback
+import types
+
+from grader import protocol
+
+STATE: dict = {}  # key -> {"fn", "path", "jitted", "jit_error"}
+
+
+def main() -> None:
+    req_fd, resp_fd, memory_mib = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    cache_dir = sys.argv[4] if len(sys.argv) > 4 else ""
+    if memory_mib > 0:
+        limit = memory_mib << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    import jax
+    import numpy  # noqa: F401  (imported before any learner code can patch it)
+
+    jax.config.update("jax_default_matmul_precision", "highest")
+    if cache_dir:
+        jax.config.update("jax_compilation_cache_dir", cache_dir)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+        jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    protocol.write_message(resp_fd, {"op": "ready", "backend": jax.default_backend()})
+
+    while True:
+        try:
+            header, arrays = protocol.read_message(req_fd)
+        except EOFError:
+            os._exit(0)
+        op = header.get("op")
+        if op == "quit":
+            os._exit(0)
+        if op == "batch":
+            for reply, payloads in batch(header, arrays):
+                protocol.write_message(resp_fd, reply, payloads)
+            continue
+        handler = {"load": load, "call": call, "params": params}[op]
+        reply, payloads = handler(header, arrays)
+        protocol.write_message(resp_fd, reply, payloads)
+
+
+def load(header: dict, arrays) -> tuple[dict, list]:
+    path, entry = header["path"], header["entry"]
+    name = f"kata_{header['key']}_{entry}"
+    module = types.ModuleType(name)
+    module.__file__ = path
+    sys.modules[name] = module
+    folder = os.path.dirname(path)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    try:
+        code = compile(header["source"], path, "exec")
+        exec(code, module.__dict__)
+    except BaseException as exc:  # noqa: BLE001  (learner code may raise anything, SystemExit too)
+        return {"ok": False, "error": describe(exc, path, during="import")}, []
+    fn = getattr(module, entry, None)
+    if not callable(fn):
+        found = sorted(k for k, v in vars(module).items() if isinstance(v, types.FunctionType) and v.__module__ == name)
+        message = f"{os.path.basename(path)} defines no function named {entry!r}"
+        if found:
+            message += f" (it defines: {', '.join(found)})"
+        return {"ok": False, "error": {"kind": "signature", "type": "AttributeError", "message": message,
+                                       "file": path, "line": None, "traceback": ""}}, []
+    problem = arity_problem(fn, header.get("arg_names", []))
+    if problem:
+        return {"ok": False, "error": {"kind": "signature", "type": "TypeError", "message": problem,
+                                       "file": path, "line": fn.__code__.co_firstlineno
+                                       if hasattr(fn, "__code__") else None, "traceback": ""}}, []
+    STATE[header["key"]] = {"fn": fn, "path": path, "jitted": None, "jit_error": None}
+    return {"ok": True}, []
+
+
+def arity_problem(fn, names: list[str]) -> str | None:
+    """Why ``fn`` cannot be called with the problem's positional arguments, or None."""
+    import inspect
+
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    try:
+        signature.bind(*names)
+    except TypeError:
+        return (f"{fn.__name__}{signature} cannot be called as "
+                f"{fn.__name__}({', '.join(names)}): the signature must take these {len(names)} arguments")
+    return None
+
+
+def decode_args(header: dict, arrays) -> tuple[list, tuple[int, ...]]:
+    """The call's arguments (arrays as JAX arrays) and the positions of the integer ones."""
+    import jax.numpy as jnp
+
+    values, static = [], []
+    for i, arg in enumerate(header["args"]):
+        if arg["kind"] == "array":
+            values.append(jnp.asarray(arrays[arg["index"]]))
+        elif arg["kind"] == "int":
+            values.append(int(arg["value"]))
+            static.append(i)
+        else:
+            values.append(float(arg["value"]))
+    return values, tuple(static)
+
+
+def call(header: dict, arrays) -> tuple[dict, list]:
+    import jax
+
+    state = STATE[header["key"]]
+    fn, path = state["fn"], state["path"]
+    args, static = decode_args(header, arrays)
+    jit_used = False
+    start = time.perf_counter()
+    try:
+        out = None
+        if header.get("jit") and state["jit_error"] is None:
+            if state["jitted"] is None:
+                state["jitted"] = jax.jit(fn, static_argnums=static)
+            try:
+                out = jax.block_until_ready(state["jitted"](*args))
+                jit_used = True
+            except NotImplementedError:
+                raise
+            except Exception as exc:  # noqa: BLE001  (any failure to trace falls back to eager)
+                state["jit_error"] = f"{type(exc).__name__}: {first_line(exc)}"
+        if not jit_used:
+            out = fn(*args)
+            if isinstance(out, jax.Array):
+                out = jax.block_until_ready(out)
+        reply, payloads = result_message(out)
+    except BaseException as exc:  # noqa: BLE001
+        return {"ok": False, "error": describe(exc, path, during="call")}, []
+    reply.update(ok=True, seconds=time.perf_counter() - start,
+                 jit={"used": jit_used, "error": state["jit_error"]})
+    return reply, payloads
+
+
+def batch(header: dict, arrays):
+    """Answer several calls, one reply each, in order.
+
+    Under ``jit``, all the calls are first traced into one program and compiled once, which costs far
+    less than one compilation per call; if that fails for any reason, each call runs on its own (and a
+    call that raises gets its own error reply).
+    """
+    import jax
+
+    state = STATE[header["key"]]
+    calls = header["calls"]
+    outs = None
+    if header.get("jit") and state["jit_error"] is None and len(calls) > 1:
+        decoded = [decode_args(c, arrays) for c in calls]
+        dynamic = [[a for i, a in enumerate(args) if i not in static] for args, static in decoded]
+
+        def together(dynamic):
+            return [state["fn"](*merge(args, static, dyn)) for (args, static), dyn in zip(decoded, dynamic)]
+
+        start = time.perf_counter()
+        try:
+            outs = jax.block_until_ready(jax.jit(together)(dynamic))
+        except BaseException:  # noqa: BLE001  (any failure: the calls run one by one below)
+            outs = None
+        seconds = (time.perf_counter() - start) / len(calls)
+    for i, one in enumerate(calls):
+        if outs is None:
+            yield call({"key": header["key"], "args": one["args"], "jit": header.get("jit")}, arrays)
+            continue
+        try:
+            reply, payloads = result_message(outs[i])
+        except BaseException as exc:  # noqa: BLE001
+            yield {"ok": False, "error": describe(exc, state["path"], during="call")}, []
+            continue
+        reply.update(ok=True, seconds=seconds, jit={"used": True, "error": None})
+        yield reply, payloads
+
+
+def result_message(out) -> tuple[dict, list]:
+    """Describe what the entry returned; arrays travel as raw bytes in their own dtype."""
+    import jax
+    import numpy as np
+
+    if isinstance(out, jax.Array):
+        try:
+            out = np.asarray(out)
+        except Exception:  # noqa: BLE001  (e.g. typed PRNG key arrays)
+            return {"result": {"type": "jax.Array", "dtype": str(out.dtype)}}, []
+    if not isinstance(out, np.ndarray):
+        return {"result": {"type": type(out).__module__ + "." + type(out).__qualname__
+                           if type(out).__module__ != "builtins" else type(out).__qualname__}}, []
+    if type(out) is not np.ndarray:
+        out = out.view(np.ndarray)  # a subclass's overrides must not reach the grader
+    if out.dtype.hasobject or out.dtype.fields is not None:
+        return {"result": {"type": "numpy.ndarray", "dtype": str(out.dtype)}}, []
+    specs, payloads = protocol.pack_arrays([out])
+    return {"result": {"type": "array"}, "arrays": specs}, payloads
+
+
+def params(header: dict, arrays) -> tuple[dict, list]:
+    """Trace the entry with ``flax.linen.Module.init`` observed, to list the parameters it creates."""
+    import jax
+
+    state = STATE[header["key"]]
+    args, static = decode_args(header, arrays)
+    linen = sys.modules.get("flax.linen")
+    if linen is None:
+        return {"ok": True, "params": None}, []
+    seen = []
+    original = linen.Module.init
+
+    def observed_init(self, *a, **k):
+        variables = original(self, *a, **k)
+        seen.append(variables)
+        return variables
+
+    linen.Module.init = observed_init
+    try:
+        jax.eval_shape(lambda *dyn: state["fn"](*merge(args, static, dyn)),
+                       *[a for i, a in enumerate(args) if i not in static])
+    except BaseException:  # noqa: BLE001  (the call itself is graded elsewhere)
+        pass
+    finally:
+        linen.Module.init = original
+    if not seen:
+        return {"ok": True, "params": None}, []
+    leaves = jax.tree_util.tree_flatten_with_path(seen[0])[0]
+    tree = {"/".join(key_name(k) for k in path): list(getattr(leaf, "shape", ())) for path, leaf in leaves}
+    return {"ok": True, "params": tree}, []
+
+
+def merge(args: list, static: tuple[int, ...], dynamic) -> list:
+    dynamic = iter(dynamic)
+    return [a if i in static else next(dynamic) for i, a in enumerate(args)]
+
+
+def key_name(key) -> str:
+    for attr in ("key", "name", "idx"):
+        if hasattr(key, attr):
+            return str(getattr(key, attr))
+    return str(key)
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def describe(exc: BaseException, path: str, during: str) -> dict:
+    """A JSON description of an exception, pointing at the innermost line of the graded file."""
+    kind = "exception"
+    if isinstance(exc, NotImplementedError):
+        kind = "not_implemented"
+    elif isinstance(exc, MemoryError) or "RESOURCE_EXHAUSTED" in str(exc) or "Out of memory" in str(exc):
+        kind = "memory"
+    elif isinstance(exc, SystemExit):
+        kind = "exit"
+    elif isinstance(exc, TypeError) and during == "call" and _is_arity_error(exc, path):
+        kind = "signature"
+    file, line = path, None
+    if isinstance(exc, SyntaxError) and exc.filename == path:
+        line = exc.lineno
+    tb = exc.__traceback__
+    real = os.path.realpath(path)
+    while tb is not None:
+        if os.path.realpath(tb.tb_frame.f_code.co_filename) == real:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return {"kind": kind, "type": type(exc).__name__, "message": first_line(exc) or type(exc).__name__,
+            "file": file, "line": line, "during": during, "traceback": learner_traceback(exc)}
+
+
+def learner_traceback(exc: BaseException) -> str:
+    """The traceback without the grader's own frames and without JAX's note about filtered frames."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    tb = exc.__traceback__
+    while tb is not None and os.path.dirname(os.path.abspath(tb.tb_frame.f_code.co_filename)) == here:
+        tb = tb.tb_next
+    lines = traceback.format_exception(type(exc), exc, tb)
+    text = "".join(line for line in lines if "JAX has removed its internal frames" not in line
+                   and not line.startswith("----"))
+    return "\n".join(text.splitlines()[-40:])
+
+
+def _is_arity_error(exc: TypeError, path: str) -> bool:
+    """A TypeError raised by the call itself (wrong number of parameters), not inside the function."""
+    tb = exc.__traceback__
+    real = os.path.realpath(path)
+    while tb is not None:
+        if os.path.realpath(tb.tb_frame.f_code.co_filename) == real:
+            return False
+        tb = tb.tb_next
+    return "argument" in str(exc)
+
+
+if __name__ == "__main__":
+    main()

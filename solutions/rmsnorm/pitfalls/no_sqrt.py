@@ -1,0 +1,65 @@
+"""Forgets the square root: divides by mean(x^2) + eps.
+
+Known-wrong variant of the reference in ../rmsnorm.py; only `RMSNorm.__call__` differs.
+"""
+
+import jax
+import jax.numpy as jnp
+from flax import linen as nn
+
+MESSAGE = (
+    "The square root is missing: you divide by the mean square itself, so the output scales like "
+    "1/x instead of staying of order one (large rows shrink towards zero, tiny rows explode). The "
+    "R in RMS is a root: take the square root of (mean square + eps) before dividing."
+)
+
+
+class RMSNorm(nn.Module):
+    """Scales each vector along the last axis to unit root mean square, then by a learned gain.
+
+    Attributes:
+        eps: added to the mean square before the square root; keeps all-zero rows finite.
+
+    Example:
+        >>> model = RMSNorm(eps=1e-6)
+        >>> params = model.init(jax.random.PRNGKey(0), jnp.ones((2, 3)))
+        >>> model.apply(params, jnp.full((2, 3), 4.0)).shape
+        (2, 3)
+    """
+
+    eps: float = 1e-6
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        """Normalises `x` over its last axis.
+
+        Args:
+            x: (..., D) float32, any number of leading axes (possibly none).
+
+        Returns:
+            (..., D) float32, the same shape as `x`.
+        """
+        # Fixed by the problem: one parameter named "gamma", shape (D,), initialised to ones.
+        gamma = self.param("gamma", nn.initializers.ones, (x.shape[-1],))  # (D,)
+        mean_square = jnp.mean(jnp.square(x), axis=-1, keepdims=True)  # (..., 1)
+        return gamma * (x / (mean_square + self.eps))  # (..., D)
+
+
+def rmsnorm(seed: int, x: jax.Array, eps: float) -> jax.Array:
+    """Initialises an `RMSNorm` with PRNGKey(seed) and applies it to `x`.
+
+    This wiring is given and already complete: your task is `RMSNorm.__call__` above.
+
+    Args:
+        seed: seed for `init` (gamma starts at ones, so the output does not depend on it).
+        x: (..., D) float32, rank 1 to 3.
+        eps: the epsilon of RMSNorm, a positive float.
+
+    Returns:
+        (N,) float32, the normalised `x` flattened, where N = x.size.
+    """
+    x = jnp.asarray(x, jnp.float32)  # (..., D)
+    model = RMSNorm(eps=eps)
+    params = model.init(jax.random.PRNGKey(seed), x)
+    y = model.apply(params, x)  # (..., D)
+    return y.astype(jnp.float32).reshape(-1)  # (N,)

@@ -1,0 +1,60 @@
+"""Shared fixtures: run the ``grade`` command in-process, from the checkout, with a private cache."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from grader import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = {slug: ROOT / "solutions" / slug / f"{slug}.py" for slug in ("t5_relative_pos", "rmsnorm", "mini_t5_forward")}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache(tmp_path_factory):
+    """Reference outputs and compiled code cached once for the whole test session, apart from the user's."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("GRADE_CACHE_DIR", str(tmp_path_factory.mktemp("grade-cache")))
+    yield
+    mp.undo()
+
+
+@pytest.fixture
+def grade(capsys, monkeypatch):
+    """``grade(*argv)`` -> (exit code, stdout, stderr), run from the checkout's root."""
+    monkeypatch.chdir(ROOT)
+
+    def run(*argv: str, cwd: Path | None = None):
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        code = cli.main([str(a) for a in argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+@pytest.fixture
+def grade_json(grade):
+    """``grade_json(problem, *argv)`` -> (exit code, the single JSON object stdout holds)."""
+
+    def run(problem: str, *argv: str):
+        code, out, _ = grade(problem, "--json", *argv)
+        return code, json.loads(out)  # fails unless stdout is exactly one JSON document
+
+    return run
+
+
+@pytest.fixture
+def submission(tmp_path):
+    """``submission(source)`` writes a learner module to a temporary file and returns its path."""
+
+    def write(source: str, name: str = "t5_relative_pos.py") -> Path:
+        path = tmp_path / name
+        path.write_text(source)
+        return path
+
+    return write

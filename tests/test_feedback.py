@@ -1,0 +1,86 @@
+"""Feedback that teaches: the mistake is named, the input shrunk, the case replayable, the diff readable,
+weak strategies caught by `grade check`."""
+
+import shutil
+
+from conftest import REFERENCE, ROOT
+from grader import check
+
+BUCKETS = REFERENCE["t5_relative_pos"].read_text()
+
+
+def test_swapped_direction_is_named_in_json_and_first_lines(grade_json, grade):
+    path = ROOT / "solutions" / "t5_relative_pos" / "pitfalls" / "swapped_direction.py"
+    code, report = grade_json("t5_relative_pos", "--file", path)
+    assert code == 1 and report["pitfall"]["id"] == "swapped_direction"
+    assert report["pitfall"]["message"]
+    _, out, _ = grade("t5_relative_pos", "--file", path)
+    assert "Likely mistake (swapped_direction)" in "\n".join(out.splitlines()[:2])
+
+
+def test_a_bug_only_generated_inputs_reach_is_shrunk_to_the_smallest_case(grade_json, submission):
+    # Wrong only where T > 30: no fixed example reaches it; the smallest failing T is 31.
+    late = BUCKETS + '''
+
+_right = t5_relative_pos
+
+
+def t5_relative_pos(seed, T, num_buckets, max_distance):
+    out = _right(seed, T, num_buckets, max_distance)
+    return out.at[0].add(1.0) if T > 30 else out
+'''
+    code, report = grade_json("t5_relative_pos", "--file", submission(late))
+    assert code == 1 and report["status"] == "fail"
+    cx = report["counterexample"]
+    assert cx["name"] == "generated"
+    assert cx["inputs"]["T"] == 31
+    assert cx["diff"]["mismatches"] == 1 and cx["diff"]["first_index"] == [0, 0]
+
+
+def test_an_unknown_mistake_names_no_pitfall(grade_json, submission):
+    odd = BUCKETS.replace("return bucket.astype", "return (bucket * 0 + 3).astype")
+    code, report = grade_json("t5_relative_pos", "--file", submission(odd))
+    assert code == 1 and report["pitfall"] is None
+
+
+def test_property_checks_explain_a_broken_matrix(grade_json, submission):
+    odd = BUCKETS.replace("return bucket.astype", "return (bucket + pos[:, None]).astype")
+    _, report = grade_json("t5_relative_pos", "--file", submission(odd))
+    checks = {c["name"]: c for c in report["checks"]}
+    assert checks["property: depends only on offset"]["status"] == "fail"
+    assert "j - i" in checks["property: depends only on offset"]["message"]
+
+
+def test_code_that_cannot_be_jitted_passes_with_a_warning(grade_json):
+    path = ROOT / "solutions" / "rmsnorm" / "alternatives" / "numpy_float64.py"  # numpy on tracers fails
+    code, report = grade_json("rmsnorm", "--file", path)
+    assert code == 0 and report["status"] == "pass"
+    jit = [c for c in report["checks"] if c["name"] == "jit"][0]
+    assert jit["status"] == "warn" and "jax.jit" in jit["message"]
+
+
+def test_check_tells_the_instructor_which_mistake_a_weak_strategy_lets_through(tmp_path, monkeypatch):
+    checkout = tmp_path / "checkout"
+    for part in ("problems", "solutions"):
+        shutil.copytree(ROOT / part / "t5_relative_pos", checkout / part / "t5_relative_pos")
+    problem_dir = checkout / "problems" / "t5_relative_pos"
+    # Short sequences only: the clamp never matters, so the no-clamp mistake goes unseen.
+    (problem_dir / "strategies.py").write_text('''from hypothesis import strategies as st
+
+
+def inputs():
+    return st.fixed_dictionaries({"seed": st.just(0), "T": st.integers(1, 3),
+                                  "num_buckets": st.sampled_from([8, 16]), "max_distance": st.integers(9, 20)})
+''')
+    toml = problem_dir / "problem.toml"
+    toml.write_text(toml.read_text().split("[[examples]]")[0])  # no fixed examples either
+    for name in list((checkout / "solutions" / "t5_relative_pos" / "pitfalls").glob("*.py")):
+        if name.stem not in ("no_clamp", "swapped_direction"):
+            name.unlink()
+    shutil.rmtree(checkout / "solutions" / "t5_relative_pos" / "alternatives")
+    monkeypatch.chdir(checkout)
+    rows = {r.item: r for r in check.check_problem(checkout, "t5_relative_pos")}
+    assert rows["pitfall swapped_direction"].ok
+    assert not rows["pitfall no_clamp"].ok
+    assert "slipped through" in rows["pitfall no_clamp"].detail
+    assert check.main(["t5_relative_pos"]) == 1

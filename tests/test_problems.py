@@ -1,0 +1,52 @@
+"""Every problem, through `grade check`: reference passes, stub not started, each known mistake fails and
+is named (on generated inputs alone too), each correct alternative passes, examples and golden outputs hold.
+
+One test per item, so a failure names the problem and the variant; each problem is checked once per
+session.
+"""
+
+import functools
+
+import pytest
+
+from conftest import ROOT
+from grader import check, problems
+
+SLUGS = problems.slugs(ROOT)
+
+
+@functools.cache
+def rows(slug: str) -> dict[str, check.Row]:
+    return {row.item: row for row in check.check_problem(ROOT, slug)}
+
+
+def items(slug: str) -> list[str]:
+    problem = problems.load(ROOT, slug)
+    names = ["metadata", "files", "signature", "strategy", "golden outputs", "reference passes", "stub is not_started"]
+    names += [f"statement: {ex.name}" for ex in problem.examples if ex.expected is not None]
+    names += [f"pitfall {name}" for name in problem.variants("pitfalls")]
+    names += [f"alternative {name}" for name in problem.variants("alternatives")]
+    return names
+
+
+CASES = [(slug, item) for slug in SLUGS for item in items(slug)]
+
+
+@pytest.mark.parametrize("slug, item", CASES, ids=[f"{s}: {i}" for s, i in CASES])
+def test_check_item(slug, item):
+    row = rows(slug).get(item)
+    assert row is not None, f"grade check did not report {item!r}: {sorted(rows(slug))}"
+    assert row.ok, row.detail
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_check_reports_nothing_unexpected(slug):
+    unexpected = {item: row.detail for item, row in rows(slug).items() if not row.ok and item not in items(slug)}
+    assert not unexpected
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_each_problem_ships_pitfalls_and_alternatives(slug):
+    problem = problems.load(ROOT, slug)
+    assert len(problem.variants("pitfalls")) >= 5
+    assert len(problem.variants("alternatives")) >= 2
