@@ -17,6 +17,11 @@ from grader import protocol
 
 OUTPUT_KEEP = 4096  # bytes of printed output kept from each end
 READY_SECONDS = 120  # for the worker to start and import JAX
+# XLA's CPU compiler spends most of a kata's grading time optimising programs that then run for
+# microseconds: without LLVM optimisation and with the classic (non-MLIR) fusion emitters, compiling
+# is several times faster. Numerics stay IEEE (no fast math); both sides of a comparison use the same
+# flags. They only concern the CPU backend.
+COMPILE_FLAGS = "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"
 
 
 class WorkerFailure(Exception):
@@ -59,7 +64,8 @@ class Worker:
         req_r, self._req_w = os.pipe()
         self._resp_r, resp_w = os.pipe()
         out_r, out_w = os.pipe()
-        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", TF_CPP_MIN_LOG_LEVEL="3")
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", TF_CPP_MIN_LOG_LEVEL="3",
+                   XLA_FLAGS=f"{os.environ.get('XLA_FLAGS', '')} {COMPILE_FLAGS}".strip())
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "grader.worker", str(req_r), str(resp_w), str(memory_mib), compile_cache or ""],
             stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, pass_fds=(req_r, resp_w),

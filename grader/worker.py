@@ -157,19 +157,30 @@ def call(header: dict, arrays) -> tuple[dict, list]:
     return reply, payloads
 
 
+BATCH_BELOW_SECONDS = 0.3  # trace calls together only when one call costs less than this
+
+
 def batch(header: dict, arrays):
     """Answer several calls, one reply each, in order.
 
-    Under ``jit``, all the calls are first traced into one program and compiled once, which costs far
-    less than one compilation per call; if that fails for any reason, each call runs on its own (and a
-    call that raises gets its own error reply).
+    The first call runs on its own. If it was cheap (a small function, whose cost is mostly XLA's fixed
+    cost per compilation), the others are traced into one program and compiled once, which costs far
+    less than a compilation each; tracing a large model that way grows faster than linearly, so
+    expensive calls stay one by one. If tracing them together fails for any reason, each call runs on
+    its own (and a call that raises gets its own error reply).
     """
     import jax
 
     state = STATE[header["key"]]
     calls = header["calls"]
+    if not calls:
+        return
+    first, payloads = call({"key": header["key"], "args": calls[0]["args"], "jit": header.get("jit")}, arrays)
+    yield first, payloads
+    calls = calls[1:]
     outs = None
-    if header.get("jit") and state["jit_error"] is None and len(calls) > 1:
+    cheap = first.get("ok") and first.get("jit", {}).get("used") and first["seconds"] < BATCH_BELOW_SECONDS
+    if cheap and len(calls) > 1:
         decoded = [decode_args(c, arrays) for c in calls]
         dynamic = [[a for i, a in enumerate(args) if i not in static] for args, static in decoded]
 

@@ -84,3 +84,30 @@ def inputs():
     assert not rows["pitfall no_clamp"].ok
     assert "slipped through" in rows["pitfall no_clamp"].detail
     assert check.main(["t5_relative_pos"]) == 1
+
+
+def test_a_changed_parameter_tree_is_reported_first_by_path(grade_json, grade, submission):
+    reference = REFERENCE["mini_t5_forward"].read_text()
+    renamed = reference.replace("self.up", "self.hidden")  # a submodule renamed: new path, new params
+    assert renamed != reference
+    path = submission(renamed, name="mini_t5_forward.py")
+    code, out, _ = grade("mini_t5_forward", "--file", path, "--replay",
+                         write_case(path.parent))
+    assert code == 1
+    head = "\n".join(out.splitlines()[:4])
+    assert "parameter tree differs" in head
+    assert "missing parameter params/encoder_0/ffn/up/kernel (4, 16)" in out
+    assert "unexpected parameter params/encoder_0/ffn/hidden/kernel (4, 16)" in out
+
+
+def write_case(folder):
+    """A small mini-T5 case file, as `--replay` takes it."""
+    import json
+
+    ids = lambda *v: {"dtype": "float32", "shape": [len(v)], "data": list(map(float, v))}  # noqa: E731
+    case = {"problem": "mini_t5_forward", "args": {
+        "seed": 0, "x_enc_ids": ids(1, 2, 3), "x_dec_ids": ids(4, 5), "vocab_size": 8, "d_model": 4,
+        "num_heads": 2, "d_ff": 16, "num_enc_layers": 1, "num_dec_layers": 1}}
+    path = folder / "case.json"
+    path.write_text(json.dumps(case))
+    return path

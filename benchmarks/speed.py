@@ -1,0 +1,128 @@
+"""Speed of `grade` against the plain property test, measured side by side in one run.
+
+For each problem, a correct submission (the reference, and a correct alternative) is graded
+alternately by `grade` (cold: empty caches; then re-graded after an edit) and by the plain property
+test (benchmarks/plain_property_test.py), several runs each. Then every known-wrong variant goes through
+both, to show that the speed is not bought by testing less. Prints a markdown table of medians, ratios,
+peak memory and catch rates, and `grade check`'s time over every problem.
+
+    .venv/bin/python benchmarks/speed.py [--runs 3] [--problems t5_relative_pos rmsnorm] [--no-catch]
+
+Peak memory is the largest resident set of any one process of the run (the grader or a worker),
+from getrusage(RUSAGE_CHILDREN).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+ALTERNATIVE = {"t5_relative_pos": "jnp_vectorised_reordered", "rmsnorm": "rsqrt", "mini_t5_forward": "einsum_heads"}
+
+
+def measure(cmd: list[str], env: dict) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS in MiB of the largest process, exit code) of one command."""
+    code = (
+        "import resource, subprocess, sys, time\n"
+        "t = time.perf_counter()\n"
+        "rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode\n"
+        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, rc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, *cmd], env=env, cwd=ROOT, capture_output=True, text=True)
+    wall, rss_kib, rc = out.stdout.split()
+    return float(wall), int(rss_kib) / 1024, int(rc)
+
+
+def grade_cmd(slug: str, path: Path) -> list[str]:
+    return [str(BIN / "grade"), slug, "--file", str(path), "--json"]
+
+
+def plain_cmd() -> list[str]:
+    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(ROOT / "benchmarks" / "plain_property_test.py")]
+
+
+def plain_env(slug: str, path: Path, no_shrink: bool = False) -> dict:
+    env = dict(os.environ, PLAIN_PROBLEM=slug, PLAIN_FILE=str(path))
+    if no_shrink:
+        env["PLAIN_NO_SHRINK"] = "1"
+    return env
+
+
+def timing_rows(slug: str, runs: int) -> list[dict]:
+    rows = []
+    for label, path in (("reference", ROOT / "solutions" / slug / f"{slug}.py"),
+                        (ALTERNATIVE[slug], ROOT / "solutions" / slug / "alternatives" / f"{ALTERNATIVE[slug]}.py")):
+        cold, regrade, plain, mem = [], [], [], []
+        for _ in range(runs):
+            with tempfile.TemporaryDirectory() as tmp:
+                env = dict(os.environ, GRADE_CACHE_DIR=str(Path(tmp) / "cache"))
+                work = Path(tmp) / f"{slug}.py"
+                shutil.copy(path, work)
+                wall, rss, rc = measure(grade_cmd(slug, work), env)
+                assert rc == 0, f"grade failed on {path}"
+                cold.append(wall)
+                mem.append(rss)
+                work.write_text(work.read_text() + "\n# an edit: the learner touched the file\n")
+                wall, _, rc = measure(grade_cmd(slug, work), env)
+                assert rc == 0
+                regrade.append(wall)
+                wall, _, rc = measure(plain_cmd(), plain_env(slug, work))
+                assert rc == 0, f"the plain property test failed on {path}"
+                plain.append(wall)
+        rows.append({"problem": slug, "submission": label, "cold": statistics.median(cold),
+                     "regrade": statistics.median(regrade), "plain": statistics.median(plain),
+                     "mem": max(mem)})
+    return rows
+
+
+def catch_rates(slug: str) -> tuple[int, int, int]:
+    """(variants, caught by grade, caught by the plain test)."""
+    folder = ROOT / "solutions" / slug / "pitfalls"
+    variants = sorted(folder.glob("*.py"))
+    by_grade = by_plain = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, GRADE_CACHE_DIR=str(Path(tmp) / "cache"))
+        for path in variants:
+            by_grade += measure(grade_cmd(slug, path), env)[2] == 1
+            by_plain += measure(plain_cmd(), plain_env(slug, path, no_shrink=True))[2] == 1
+    return len(variants), by_grade, by_plain
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--problems", nargs="*", default=list(ALTERNATIVE))
+    parser.add_argument("--no-catch", action="store_true", help="skip the known-wrong catch rates")
+    args = parser.parse_args()
+    print(f"# {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, {args.runs} runs each, medians\n")
+    print("| problem | submission | grade cold (s) | re-grade after edit (s) | re-grade / cold | plain property test (s) | plain / grade cold | peak memory (MiB) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for slug in args.problems:
+        for r in timing_rows(slug, args.runs):
+            print(f"| {r['problem']} | {r['submission']} | {r['cold']:.2f} | {r['regrade']:.2f} | "
+                  f"{r['regrade'] / r['cold']:.0%} | {r['plain']:.2f} | {r['plain'] / r['cold']:.1f}× | {r['mem']:.0f} |",
+                  flush=True)
+    if not args.no_catch:
+        print("\n| problem | known-wrong variants | caught by grade | caught by the plain test |")
+        print("|---|---|---|---|")
+        for slug in args.problems:
+            n, g, p = catch_rates(slug)
+            print(f"| {slug} | {n} | {g}/{n} | {p}/{n} |", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, GRADE_CACHE_DIR=str(Path(tmp) / "cache"))
+        wall, rss, rc = measure([str(BIN / "grade"), "check"], env)
+    print(f"\n`grade check` over every problem, cold caches: {wall:.1f} s (exit {rc}), peak memory {rss:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
