@@ -11,9 +11,11 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import os
+import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -177,11 +179,28 @@ def print_table(rows: list[Row]) -> None:
         print(f"{mark}  {r.problem.ljust(widths[0])}  {r.item.ljust(widths[1])}  {r.detail}")
 
 
+def check_in_parallel(slugs: list[str], update_golden: bool) -> list[Row]:
+    """Each problem in a `grade check <slug> --json` process of its own, as many at once as there are cores."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(slug: str) -> list[Row]:
+        cmd = [sys.executable, "-m", "grader.cli", "check", slug, "--json"] + (["--update-golden"] if update_golden else [])
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        try:
+            return [Row(**row) for row in json.loads(done.stdout)]
+        except (ValueError, TypeError):
+            return [Row(slug, "check", False, f"the check itself failed: {done.stderr.strip()[-500:]}")]
+
+    with ThreadPoolExecutor(max_workers=max(1, min(len(slugs), os.cpu_count() or 1))) as pool:
+        return [row for rows in pool.map(one, slugs) for row in rows]
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="grade check", description=__doc__.splitlines()[0])
     parser.add_argument("problem", nargs="?", help="check only this problem")
     parser.add_argument("--update-golden", action="store_true",
                         help="store the reference's outputs on the fixed examples as the new golden outputs")
+    parser.add_argument("--json", action="store_true", help="print the rows as one JSON list")
     args = parser.parse_args(argv)
     try:
         root = problems.find_root()
@@ -189,9 +208,13 @@ def main(argv: list[str]) -> int:
     except (problems.UsageError, problems.ProblemError) as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
-    rows = []
-    for slug in slugs:
-        rows += check_problem(root, slug, args.update_golden)
+    if len(slugs) == 1:
+        rows = check_problem(root, slugs[0], args.update_golden)
+    else:
+        rows = check_in_parallel(slugs, args.update_golden)
+    if args.json:
+        print(json.dumps([asdict(r) for r in rows]))
+        return 1 if any(not r.ok for r in rows) else 0
     print_table(rows)
     failed = [r for r in rows if not r.ok]
     print(f"\n{len(rows) - len(failed)} of {len(rows)} checks passed" + (f"; {len(failed)} failed" if failed else ""))

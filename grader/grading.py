@@ -105,24 +105,36 @@ class Trusted:
         self.reference_source = problem.reference.read_text()
         self.hooks = problem.hooks()
         self.cache_folder = cache_mod.cache_dir(problem.root) if use_cache else None
-        sources = [problem.reference] + ([problem.solution_folder / "grading.py"] if self.hooks else [])
-        self.cache = cache_mod.ReferenceCache(self.cache_folder, problem.slug, sources)
+        self.hook_sources = [problem.solution_folder / "grading.py"] if self.hooks else []
+        self.cache = cache_mod.ReferenceCache(self.cache_folder, problem.slug, [problem.reference] + self.hook_sources)
+        # (key, jit) -> outputs cache of every trusted module loaded: jit and eager may round differently
+        self.caches = {("reference", True): self.cache}
         self.worker: Worker | None = None
         self.modules: set[str] = set()
+        self.pending: list[tuple[str, str, dict]] = []  # (key, digest, args) of batch answers to come
+        self.direct_jit = True  # the mode of the last single request
 
     def start(self, modules: dict[str, Path] | None = None) -> Worker:
-        """The worker, started on first need, with the reference and ``modules`` (key -> path) loaded."""
+        """The worker, started on first need, with the reference and ``modules`` (key -> path) loaded.
+
+        Anything new sent to the worker first cancels the rest of a pending batch."""
+        self.cancel_pending()
         if self.worker is not None and self.worker.proc.poll() is not None:
             self.worker.close()  # died (a trusted module misbehaved): start afresh
             self.worker = None
             self.modules.clear()
         if self.worker is None:
-            self.worker = Worker(memory_mib=0)
+            folder = self.cache_folder
+            self.worker = Worker(memory_mib=0, compile_cache=str(folder / "jax-trusted") if folder else None)
             self.worker.request(load_message(self.problem, "reference", self.problem.reference,
                                              self.reference_source))
             self.modules.add("reference")
             self._expect_loaded("reference")
         for key, path in (modules or {}).items():
+            for jit in (True, False):
+                if (key, jit) not in self.caches:
+                    name = f"{self.problem.slug}.{key}.{'jit' if jit else 'eager'}"
+                    self.caches[key, jit] = cache_mod.ReferenceCache(self.cache_folder, name, [path] + self.hook_sources)
             if key not in self.modules:
                 self.worker.request(load_message(self.problem, key, path, path.read_text()))
                 self.modules.add(key)
@@ -136,42 +148,90 @@ class Trusted:
             raise RuntimeError(f"{key} of problem {self.problem.slug} failed to load: "
                                f"{err.get('type')}: {err.get('message')}\n{err.get('traceback', '')}")
 
-    def request(self, key: str, args: dict) -> None:
+    def request(self, key: str, args: dict, jit: bool = True) -> None:
         entries, arrays = encode_call(self.problem, args)
-        self.start().request({"op": "call", "key": key, "args": entries, "jit": True}, arrays)
+        self.start().request({"op": "call", "key": key, "args": entries, "jit": jit}, arrays)
+        self.direct_jit = jit
 
     def request_batch(self, key: str, cases: list[dict]) -> None:
-        """Ask for ``key``'s outputs on all ``cases``; ``collect`` each answer in order."""
+        """Ask for ``key``'s outputs on all ``cases``; ``collect`` takes them as they are needed."""
         self.start().request(*batch_message(self.problem, key, cases, jit=True))
+        self.pending = [(key, cache_mod.args_digest(args), args) for args in cases]
+
+    def is_pending(self, key: str, args: dict) -> bool:
+        digest = cache_mod.args_digest(args)
+        return any(p[:2] == (key, digest) for p in self.pending)
+
+    def cancel_pending(self) -> None:
+        """Stop the rest of a batch (the worker is needed for something else, or not at all)."""
+        if not self.pending:
+            return
+        self.worker.request({"op": "cancel"})
+        while True:
+            try:
+                header, arrays = self.worker.receive(timeout=300)
+            except WorkerFailure:
+                break
+            if header.get("op") == "cancelled":
+                break
+            if self.pending:
+                pkey, _, pargs = self.pending.pop(0)
+                try:
+                    self._store(pkey, pargs, True, header, arrays)
+                except RuntimeError:
+                    pass
+        self.pending = []
 
     def collect(self, key: str, args: dict, timeout: float = 300) -> np.ndarray:
-        """The answer to the last request for ``key``; the reference's goes into the cache."""
+        """``key``'s answer for ``args``: from the pending batch (answers before it are kept), or else
+        the answer to the last request; the reference's answers go into the cache."""
+        digest = cache_mod.args_digest(args)
+        if self.is_pending(key, args):
+            while self.pending:
+                pkey, pdigest, pargs = self.pending.pop(0)
+                output = self._store(pkey, pargs, True, *self._receive(pkey, pargs, timeout))
+                if (pkey, pdigest) == (key, digest):
+                    return output
+        return self._store(key, args, self.direct_jit, *self._receive(key, args, timeout))
+
+    def _receive(self, key: str, args: dict, timeout: float):
         try:
             header, arrays = self.worker.receive(timeout=timeout)
         except WorkerFailure as failure:
+            self.pending = []
             raise RuntimeError(f"the {key} solution failed on {call_text(self.problem, args)}: "
                                f"{failure.message}") from None
+        return header, arrays
+
+    def _store(self, key: str, args: dict, jit: bool, header: dict, arrays: list) -> np.ndarray:
         if not header.get("ok") or header["result"].get("type") != "array" or arrays[0] is None:
             raise RuntimeError(f"the {key} solution failed on {call_text(self.problem, args)}: "
                                f"{header.get('error') or header.get('result')}")
         output = arrays[0].reshape(-1)
-        if key == "reference":
-            self.cache.put(args, output)
+        if (key, jit) in self.caches:
+            self.caches[key, jit].put(args, output)
         return output
 
     def outputs(self, key: str, cases: list[dict]) -> list[np.ndarray | None]:
-        """``key``'s flat outputs on ``cases`` in one batch (None where it fails on a case)."""
-        self.request_batch(key, cases)
-        outputs = []
-        for args in cases:
-            try:
-                outputs.append(self.collect(key, args))
-            except RuntimeError:
-                outputs.append(None)
+        """``key``'s flat outputs on ``cases``, cached or in one batch (None where it fails on a case)."""
+        outputs = [self.cached(key, args) for args in cases]
+        missing = [args for args, out in zip(cases, outputs) if out is None]
+        if missing:
+            self.request_batch(key, missing)
+        for i, args in enumerate(cases):
+            if outputs[i] is None:
+                try:
+                    outputs[i] = self.collect(key, args)
+                except RuntimeError:
+                    pass
         return outputs
 
+    def cached(self, key: str, args: dict, jit: bool = True) -> np.ndarray | None:
+        cache = self.caches.get((key, jit))
+        return None if cache is None else cache.get(args)
+
     def output(self, key: str, args: dict) -> np.ndarray:
-        cached = self.cache.get(args) if key == "reference" else None
+        cached = self.cached(key, args)
         if cached is not None:
             return cached
         self.request(key, args)
@@ -182,11 +242,13 @@ class Trusted:
         return None if hook is None else hook(args, expected)
 
     def close(self) -> None:
+        self.cancel_pending()
         if self.worker is not None:
             self.worker.close()
             self.worker = None
             self.modules.clear()
-        self.cache.save()
+        for cache in self.caches.values():
+            cache.save()
 
 
 def batch_message(problem: Problem, key: str, cases: list[dict], jit: bool) -> tuple[dict, list[np.ndarray]]:
@@ -214,7 +276,9 @@ class Session:
         self.deadline = self.started + (options.problem_seconds or problem.problem_seconds)
         self.owns_trusted = trusted is None
         self.trusted = trusted or Trusted(problem, options.use_cache)  # read before learner code starts
-        self.memo: dict[str, tuple[dict, list]] = {}  # the learner's answers fetched ahead, by input digest
+        self.memo: dict[str, tuple | WorkerFailure] = {}  # the learner's answers fetched ahead, by input digest
+        self.pending: list[str] = []  # digests of batch answers not yet received, in order
+        self.received = 0
         if subject_key is None:  # learner code: a worker of its own
             self.key = "learner"
             self.learner_source = learner_path.read_text(errors="replace")
@@ -236,34 +300,65 @@ class Session:
         self.learner_loaded = False
 
     def prefetch(self, cases: list[dict]) -> None:
-        """Fetch the learner's and the reference's outputs on ``cases`` in one batch each, both workers
-        running at once; ``evaluate`` then finds them ready. If the batch runs out of time, the learner's
-        worker is replaced and ``evaluate`` runs the cases one by one, which finds the slow one."""
+        """Ask for the learner's and the reference's outputs on ``cases`` in one batch each, both workers
+        running at once. ``evaluate`` takes the learner's answers as it needs them; whatever is still
+        pending when grading stops early or moves on (to shrinking) is cancelled."""
         unique = list({cache_mod.args_digest(a): a for a in cases}.items())
         if not unique:
             return
         misses = [a for _, a in unique if self.trusted.cache.get(a) is None]
-        shared = self.learner is self.trusted.worker
-        if misses and not shared:  # the reference starts first: it does not wait for the learner's import
+        if misses:  # the reference starts first: it does not wait for the learner's import
             self.trusted.request_batch("reference", misses)
+        if self.learner is self.trusted.worker:
+            # A trusted module graded in the trusted worker (`grade check`): one worker, one batch at a
+            # time. Its own calls go one by one, and stop at its first failure.
+            for args in misses:
+                self.trusted.collect("reference", args)
+            return
         self._learner_ready()
         self.learner.request(*batch_message(self.problem, self.key, [a for _, a in unique], self.options.jit))
-        for i, (digest, args) in enumerate(unique):
-            limit = self.call_seconds * (max(1.0, len(unique) / 4) if i == 0 else 1.0)
+        self.pending = [digest for digest, _ in unique]
+        self.received = 0
+
+    def _take_pending(self, until: str | None = None) -> None:
+        """Receive the batch's answers into ``memo``, up to the one for digest ``until`` (or all)."""
+        while self.pending:
+            digest = self.pending.pop(0)
+            # The first case runs alone; the second answer may wait for the rest traced together.
+            limit = self.call_seconds * (max(1.0, len(self.pending) / 4) if self.received == 1 else 1.0)
+            self.received += 1
             try:
                 self.memo[digest] = self.learner.receive(min(limit, max(self.remaining(), 0.1)))
-            except WorkerFailure:
-                if shared:
+            except WorkerFailure as failure:
+                if self.learner is self.trusted.worker:
                     raise RuntimeError(f"{self.key} failed on a batch of {self.problem.slug}") from None
-                self.memo.clear()
-                self.learner.kill()
-                self._start_learner()
-                self._learner_ready()
+                if self.received == 1:  # that case alone: the verdict is known
+                    self.memo[digest] = failure
+                else:  # somewhere in the batch: start afresh, one case at a time
+                    self.learner.kill()
+                    self._start_learner()
+                    self._learner_ready()
+                self.pending = []
+                return
+            if digest == until:
+                return
+
+    def cancel_pending(self) -> None:
+        """Stop the rest of the batch; answers already on their way are kept."""
+        if not self.pending:
+            return
+        self.learner.request({"op": "cancel"})
+        while True:
+            try:
+                header, arrays = self.learner.receive(max(self.call_seconds, 1.0))
+            except WorkerFailure:
+                self.pending = []
+                return
+            if header.get("op") == "cancelled":
                 break
-        if misses and shared:
-            self.trusted.request_batch("reference", misses)
-        for args in misses:
-            self.trusted.collect("reference", args)
+            if self.pending:
+                self.memo[self.pending.pop(0)] = (header, arrays)
+        self.pending = []
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
@@ -309,19 +404,30 @@ class Session:
         """Run the learner's entry on ``args``, compare with the reference, and say how it went."""
         self._learner_ready()
         expected = self.trusted.cache.get(args)
-        answer = self.memo.get(cache_mod.args_digest(args))
+        digest = cache_mod.args_digest(args)
+        if digest in self.pending:
+            self._take_pending(until=digest)
+        else:
+            self.cancel_pending()  # a case outside the batch (shrinking): the worker must be free
+        answer = self.memo.get(digest)
+        if isinstance(answer, WorkerFailure):
+            raise StopGrading(self._failure_outcome(name, args, answer))
         if answer is None:
             entries, arrays = encode_call(self.problem, args)
             self.learner.request({"op": "call", "key": self.key, "args": entries, "jit": self.options.jit}, arrays)
         shared = self.learner is self.trusted.worker
-        if expected is None and not shared:  # computed while the learner's call runs
+        in_batch = expected is None and self.trusted.is_pending("reference", args)
+        if expected is None and not in_batch and not shared:  # computed while the learner's call runs
             self.trusted.request("reference", args)
         try:
             header, got = answer or self.learner.receive(self._timeout())
         except WorkerFailure as failure:
             raise StopGrading(self._failure_outcome(name, args, failure)) from None
         if expected is None:
-            expected = self.trusted.output("reference", args) if shared else self.trusted.collect("reference", args)
+            if shared and not in_batch:
+                expected = self.trusted.output("reference", args)
+            else:
+                expected = self.trusted.collect("reference", args)
         self.cases += 1
         if not header.get("ok"):
             err = header["error"]
@@ -337,6 +443,11 @@ class Session:
             expected_flat=expected, natural_shape=self.problem.natural_shape(args), dtype=self.problem.output_dtype,
             result=header["result"], spec=specs[0], actual=got[0] if got else None, exact=self.problem.exact,
             rtol=self.problem.rtol, atol=self.problem.atol, accept_also=self.trusted.accept_also(args, expected))
+        if answer is not None and not comparison.ok:
+            # Answers traced together may round differently from a call on its own: a failure is
+            # confirmed (and reported, and matched against known mistakes) on its own.
+            del self.memo[digest]
+            return self.evaluate(name, args)
         actual = got[0].reshape(-1) if got and got[0] is not None else None
         if actual is not None and comparison.stage in ("finite", "values") and len(self.seen) < KEEP_SEEN:
             self.seen.append((args, actual))
@@ -495,6 +606,7 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
         elif session.seen and options.jit:
             verdict.checks.append({"name": "jit", "status": "pass",
                                    "message": "runs under jax.jit with its integer arguments static"})
+        session.cancel_pending()
         if extra is not None:
             extra(session, verdict)
     finally:
