@@ -58,10 +58,11 @@ def plain_env(slug: str, path: Path, no_shrink: bool = False) -> dict:
     return env
 
 
-def timing_rows(slug: str, runs: int) -> list[dict]:
+def timing_rows(slug: str, runs: int, reference_only: bool = False) -> list[dict]:
     rows = []
-    for label, path in (("reference", ROOT / "solutions" / slug / f"{slug}.py"),
-                        (ALTERNATIVE[slug], ROOT / "solutions" / slug / "alternatives" / f"{ALTERNATIVE[slug]}.py")):
+    submissions = [("reference", ROOT / "solutions" / slug / f"{slug}.py"),
+                   (ALTERNATIVE[slug], ROOT / "solutions" / slug / "alternatives" / f"{ALTERNATIVE[slug]}.py")]
+    for label, path in submissions[:1] if reference_only else submissions:
         cold, regrade, plain, mem = [], [], [], []
         for _ in range(runs):
             with tempfile.TemporaryDirectory() as tmp:
@@ -103,25 +104,33 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--problems", nargs="*", default=list(ALTERNATIVE))
     parser.add_argument("--no-catch", action="store_true", help="skip the known-wrong catch rates")
+    parser.add_argument("--only", choices=["timing", "catch", "check"], help="run one part only")
+    parser.add_argument("--reference-only", action="store_true", help="time the reference, not the alternative")
     args = parser.parse_args()
     print(f"# {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, {args.runs} runs each, medians\n")
-    print("| problem | submission | grade cold (s) | re-grade after edit (s) | re-grade / cold | plain property test (s) | plain / grade cold | peak memory (MiB) |")
-    print("|---|---|---|---|---|---|---|---|")
-    for slug in args.problems:
-        for r in timing_rows(slug, args.runs):
-            print(f"| {r['problem']} | {r['submission']} | {r['cold']:.2f} | {r['regrade']:.2f} | "
-                  f"{r['regrade'] / r['cold']:.0%} | {r['plain']:.2f} | {r['plain'] / r['cold']:.1f}× | {r['mem']:.0f} |",
-                  flush=True)
-    if not args.no_catch:
+    if args.only in (None, "timing"):
+        timing_table(args)
+    if args.only == "catch" or (args.only is None and not args.no_catch):
         print("\n| problem | known-wrong variants | caught by grade | caught by the plain test |")
         print("|---|---|---|---|")
         for slug in args.problems:
             n, g, p = catch_rates(slug)
             print(f"| {slug} | {n} | {g}/{n} | {p}/{n} |", flush=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, GRADE_CACHE_DIR=str(Path(tmp) / "cache"))
-        wall, rss, rc = measure([str(BIN / "grade"), "check"], env)
-    print(f"\n`grade check` over every problem, cold caches: {wall:.1f} s (exit {rc}), peak memory {rss:.0f} MiB")
+    if args.only in (None, "check"):
+        with tempfile.TemporaryDirectory() as tmp:
+            env = dict(os.environ, GRADE_CACHE_DIR=str(Path(tmp) / "cache"))
+            wall, rss, rc = measure([str(BIN / "grade"), "check"], env)
+        print(f"\n`grade check` over every problem, cold caches: {wall:.1f} s (exit {rc}), peak memory {rss:.0f} MiB")
+
+
+def timing_table(args) -> None:
+    print("| problem | submission | grade cold (s) | re-grade after edit (s) | re-grade / cold | plain property test (s) | plain / grade cold | peak memory (MiB) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for slug in args.problems:
+        for r in timing_rows(slug, args.runs, args.reference_only):
+            print(f"| {r['problem']} | {r['submission']} | {r['cold']:.2f} | {r['regrade']:.2f} | "
+                  f"{r['regrade'] / r['cold']:.0%} | {r['plain']:.2f} | {r['plain'] / r['cold']:.1f}× | {r['mem']:.0f} |",
+                  flush=True)
 
 
 if __name__ == "__main__":

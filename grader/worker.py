@@ -225,7 +225,7 @@ def batch(header: dict, arrays, stop=lambda: False):
         except BaseException as exc:  # noqa: BLE001
             yield {"ok": False, "error": describe(exc, state["path"], during="call")}, []
             continue
-        reply.update(ok=True, seconds=seconds, jit={"used": True, "error": None})
+        reply.update(ok=True, seconds=seconds, together=True, jit={"used": True, "error": None})
         yield reply, payloads
 
 
