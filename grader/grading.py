@@ -166,20 +166,16 @@ class Trusted:
         """Stop the rest of a batch (the worker is needed for something else, or not at all)."""
         if not self.pending:
             return
-        self.worker.request({"op": "cancel"})
-        while True:
-            try:
-                header, arrays = self.worker.receive(timeout=300)
-            except WorkerFailure:
-                break
-            if header.get("op") == "cancelled":
-                break
+
+        def keep(header: dict, arrays: list) -> None:
             if self.pending:
-                pkey, _, pargs = self.pending.pop(0)
+                key, _, args = self.pending.pop(0)
                 try:
-                    self._store(pkey, pargs, True, header, arrays)
+                    self._store(key, args, True, header, arrays)
                 except RuntimeError:
                     pass
+
+        cancel_batch(self.worker, keep, timeout=300)
         self.pending = []
 
     def collect(self, key: str, args: dict, timeout: float = 300) -> np.ndarray:
@@ -249,6 +245,19 @@ class Trusted:
             self.modules.clear()
         for cache in self.caches.values():
             cache.save()
+
+
+def cancel_batch(worker: Worker, keep, timeout: float) -> None:
+    """Ask ``worker`` to stop its batch; answers already on their way go to ``keep(header, arrays)``."""
+    worker.request({"op": "cancel"})
+    while True:
+        try:
+            header, arrays = worker.receive(timeout)
+        except WorkerFailure:
+            return
+        if header.get("op") == "cancelled":
+            return
+        keep(header, arrays)
 
 
 def batch_message(problem: Problem, key: str, cases: list[dict], jit: bool) -> tuple[dict, list[np.ndarray]]:
@@ -347,17 +356,12 @@ class Session:
         """Stop the rest of the batch; answers already on their way are kept."""
         if not self.pending:
             return
-        self.learner.request({"op": "cancel"})
-        while True:
-            try:
-                header, arrays = self.learner.receive(max(self.call_seconds, 1.0))
-            except WorkerFailure:
-                self.pending = []
-                return
-            if header.get("op") == "cancelled":
-                break
+
+        def keep(header: dict, arrays: list) -> None:
             if self.pending:
                 self.memo[self.pending.pop(0)] = (header, arrays)
+
+        cancel_batch(self.learner, keep, timeout=max(self.call_seconds, 1.0))
         self.pending = []
 
     def remaining(self) -> float:
