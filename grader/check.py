@@ -136,22 +136,22 @@ def check_problem(root: Path, slug: str, update_golden: bool = False) -> list[Ro
     try:
         rows += check_outputs(problem, trusted, update_golden)
 
-        def graded(item: str, path: Path, key: str | None, fixed: bool = True):
+        def graded(path: Path, key: str | None, fixed: bool = True):
             started = time.monotonic()
             verdict = grade(problem, path, options, extra=pitfalls.explain, trusted=trusted, subject_key=key,
                             fixed=fixed)
             return verdict, f"{verdict.status} in {time.monotonic() - started:.1f} s"
 
-        verdict, took = graded("reference", problem.reference, "reference")
+        verdict, took = graded(problem.reference, "reference")
         rows.append(Row(slug, "reference passes", verdict.status == "pass", f"{took}: {verdict.message}"))
-        verdict, took = graded("stub", problem.stub, None)
+        verdict, took = graded(problem.stub, None)
         rows.append(Row(slug, "stub is not_started", verdict.status == "not_started", f"{took}: {verdict.message}"))
         for name, path in problem.variants("pitfalls").items():
             # As a learner meets it (fixed examples first), then on generated inputs alone: a mistake
             # that only a fixed example catches means the strategy is too weak.
             details, ok = [], True
             for fixed, how in ((True, "graded"), (False, "generated inputs alone")):
-                verdict, took = graded(name, path, f"pitfall_{name}", fixed)
+                verdict, took = graded(path, f"pitfall_{name}", fixed)
                 named = verdict.pitfall["id"] if verdict.pitfall else None
                 ok &= verdict.status == "fail" and named == name
                 if verdict.status == "pass":
@@ -163,7 +163,7 @@ def check_problem(root: Path, slug: str, update_golden: bool = False) -> list[Ro
                     details.append(f"{how}: {took}: {verdict.message}")
             rows.append(Row(slug, f"pitfall {name}", ok, "; ".join(details)))
         for name, path in problem.variants("alternatives").items():
-            verdict, took = graded(name, path, f"alternative_{name}")
+            verdict, took = graded(path, f"alternative_{name}")
             rows.append(Row(slug, f"alternative {name}", verdict.status == "pass", f"{took}: {verdict.message}"))
     except RuntimeError as exc:
         rows.append(Row(slug, "reference runs", False, str(exc)))

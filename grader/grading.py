@@ -22,7 +22,7 @@ from grader.sandbox import Worker, WorkerFailure
 
 STATUSES = ("pass", "fail", "error", "timeout", "not_started")
 SHRINK_SECONDS = 20.0  # time allowed for shrinking once a failure is found
-KEEP_FAILURES = 8  # failing cases kept for naming a pitfall
+KEEP_FAILURES = 8  # failing cases kept: the last is the smallest, reported if shrinking runs out of time
 KEEP_SEEN = 64  # learner outputs kept for telling pitfalls apart
 
 
@@ -51,7 +51,6 @@ class Verdict:
     duration_s: float = 0.0
     output: str = ""
     params_diff: list[str] = field(default_factory=list)
-    failing: list[Outcome] = field(default_factory=list)
 
 
 class StopGrading(BaseException):
@@ -601,7 +600,6 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
             verdict.checks.append({"name": bad.name, "status": bad.status, "message": bad.message})
         if bad is not None:
             verdict.status, verdict.message, verdict.counterexample = bad.status, bad.message, bad
-            verdict.failing = [f for f in failures if f.actual is not None]
         else:
             verdict.message = f"all {session.cases} cases match the reference"
         if session.jit_error:
