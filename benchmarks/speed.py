@@ -1,22 +1,24 @@
 """Speed of `grade` against the plain property test, measured side by side in one run.
 
 For each problem, a correct submission (the reference, and a correct alternative) is graded
-alternately by `grade` (cold: empty caches; then re-graded after an edit) and by the plain property
-test (benchmarks/plain_property_test.py), several runs each. Then every known-wrong variant goes through
+alternately by `grade` (cold: empty caches and no zygote, see grader/launch.py; then re-graded after
+an edit, with the zygote the cold run left) and by the plain property test
+(benchmarks/plain_property_test.py), several runs each. Then every known-wrong variant goes through
 both, to show that the speed is not bought by testing less. Prints a markdown table of medians, ratios,
 peak memory and catch rates, and `grade check`'s time over every problem.
 
     .venv/bin/python benchmarks/speed.py [--runs 3] [--problems t5_relative_pos rmsnorm] [--no-catch]
 
-Peak memory is the largest resident set of any one process of the run (the grader or a worker),
-from getrusage(RUSAGE_CHILDREN).
+Peak memory is the largest resident set of any one process of the cold run and the re-grade (the
+grader, the zygote or a worker), from getrusage(RUSAGE_CHILDREN) in a process that adopts what they
+leave behind.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -30,17 +32,46 @@ BIN = Path(sys.executable).parent
 ALTERNATIVE = {"t5_relative_pos": "jnp_vectorised_reordered", "rmsnorm": "rsqrt", "mini_t5_forward": "einsum_heads"}
 
 
+MEASURE = """
+import ctypes, json, os, resource, subprocess, sys, time
+from pathlib import Path
+ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: what outlives `grade` (its zygote) comes back here
+steps, out = json.loads(sys.argv[1]), []
+for step in steps:
+    if "append" in step:
+        with open(step["append"], "a") as f:
+            f.write(step["text"])
+        continue
+    t = time.perf_counter()
+    rc = subprocess.run(step["cmd"], env=step["env"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    out.append([time.perf_counter() - t, rc])
+if steps and "env" in steps[-1] and "GRADE_CACHE_DIR" in steps[-1]["env"]:
+    from grader.launch import stop, worker_env
+    os.environ.update(steps[-1]["env"])
+    stop(worker_env(), Path(steps[-1]["env"]["GRADE_CACHE_DIR"]))
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        break
+print(json.dumps([out, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))
+"""
+
+
+def measure_steps(steps: list[dict]) -> tuple[list[tuple[float, int]], float]:
+    """Run commands (``{"cmd", "env"}``) and file edits (``{"append", "text"}``) in order, in a process of
+    their own: (wall seconds, exit code) of each command, and the peak resident set in MiB of the largest
+    process among them and everything they started (a zygote left behind is stopped first)."""
+    done = subprocess.run([sys.executable, "-c", MEASURE, json.dumps(steps)], cwd=ROOT, capture_output=True,
+                          text=True, check=True)
+    results, rss_kib = json.loads(done.stdout)
+    return [tuple(r) for r in results], rss_kib / 1024
+
+
 def measure(cmd: list[str], env: dict) -> tuple[float, float, int]:
     """(wall seconds, peak RSS in MiB of the largest process, exit code) of one command."""
-    code = (
-        "import resource, subprocess, sys, time\n"
-        "t = time.perf_counter()\n"
-        "rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode\n"
-        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, rc)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code, *cmd], env=env, cwd=ROOT, capture_output=True, text=True)
-    wall, rss_kib, rc = out.stdout.split()
-    return float(wall), int(rss_kib) / 1024, int(rc)
+    [(wall, rc)], rss = measure_steps([{"cmd": cmd, "env": env}])
+    return wall, rss, rc
 
 
 def grade_cmd(slug: str, path: Path) -> list[str]:
@@ -69,14 +100,15 @@ def timing_rows(slug: str, runs: int, reference_only: bool = False) -> list[dict
                 env = dict(os.environ, GRADE_CACHE_DIR=str(Path(tmp) / "cache"))
                 work = Path(tmp) / f"{slug}.py"
                 shutil.copy(path, work)
-                wall, rss, rc = measure(grade_cmd(slug, work), env)
-                assert rc == 0, f"grade failed on {path}"
+                # Cold: empty caches, no zygote. Then the learner edits the file and grades again.
+                [(wall, rc), (again, rc2)], rss = measure_steps([
+                    {"cmd": grade_cmd(slug, work), "env": env},
+                    {"append": str(work), "text": "\n# an edit: the learner touched the file\n"},
+                    {"cmd": grade_cmd(slug, work), "env": env}])
+                assert rc == rc2 == 0, f"grade failed on {path}"
                 cold.append(wall)
+                regrade.append(again)
                 mem.append(rss)
-                work.write_text(work.read_text() + "\n# an edit: the learner touched the file\n")
-                wall, _, rc = measure(grade_cmd(slug, work), env)
-                assert rc == 0
-                regrade.append(wall)
                 wall, _, rc = measure(plain_cmd(), plain_env(slug, work))
                 assert rc == 0, f"the plain property test failed on {path}"
                 plain.append(wall)

@@ -18,10 +18,6 @@ import numpy as np
 PACKAGES = ("jax", "jaxlib", "flax", "numpy")
 
 
-def cache_dir(root: Path) -> Path:
-    return Path(os.environ.get("GRADE_CACHE_DIR") or root / ".grade" / "cache")
-
-
 def environment_fingerprint() -> str:
     """Library versions and the JAX platform (plugins installed, JAX_PLATFORMS), without importing jax."""
     parts = []
@@ -80,6 +76,43 @@ class ReferenceCache:
         tmp = self.path.with_suffix(f".{os.getpid()}.tmp.npz")
         np.savez(tmp, **self.entries)
         os.replace(tmp, self.path)
+
+
+def inputs_file(folder: Path | None, slug: str, sources: list[Path], max_examples: int) -> Path | None:
+    """Where the inputs Hypothesis draws for a problem are kept; the name hashes what decides them (the
+    strategy and problem files, the grader's settings, the library versions), as Hypothesis draws them
+    derandomised: the same inputs every run."""
+    if folder is None:
+        return None
+    try:
+        hypothesis = importlib.metadata.version("hypothesis")
+    except importlib.metadata.PackageNotFoundError:
+        hypothesis = "none"
+    h = hashlib.sha256(f"{environment_fingerprint()};hypothesis={hypothesis};{max_examples}".encode())
+    for path in sources:
+        h.update(path.read_bytes())
+    return folder / f"{slug}-inputs-{h.hexdigest()[:16]}.npz"
+
+
+def save_inputs(path: Path, cases: list[dict]) -> None:
+    entries = {f"{i}/{name}": np.asarray(value) for i, case in enumerate(cases) for name, value in case.items()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
+    np.savez(tmp, count=np.asarray(len(cases)), **entries)
+    os.replace(tmp, path)
+
+
+def load_inputs(path: Path, kinds: dict[str, str]) -> list[dict] | None:
+    """The cases saved at ``path`` (ints and floats as Python numbers again), or None."""
+    if not path.is_file():
+        return None
+    convert = {"int": int, "float": float}
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return [{name: convert.get(kind, np.asarray)(data[f"{i}/{name}"]) for name, kind in kinds.items()}
+                    for i in range(int(data["count"]))]
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def write_json(path: Path, data) -> None:

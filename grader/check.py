@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -138,7 +139,7 @@ def check_problem(root: Path, slug: str, update_golden: bool = False) -> list[Ro
 
         def graded(path: Path, key: str | None, fixed: bool = True):
             started = time.monotonic()
-            verdict = grade(problem, path, options, extra=pitfalls.explain, trusted=trusted, subject_key=key,
+            verdict = grade(problem, path, options, extra=partial(pitfalls.explain, name_only=True), trusted=trusted, subject_key=key,
                             fixed=fixed)
             return verdict, f"{verdict.status} in {time.monotonic() - started:.1f} s"
 

@@ -8,9 +8,9 @@ import os
 import sys
 from pathlib import Path
 
-from grader import cache as cache_mod
-from grader import problems, report
-from grader.grading import Options, file_digest, grade
+# Only light modules here: `grade <problem>` starts its workers' zygote before importing NumPy and the rest.
+from grader import problems
+from grader.launch import Launch
 
 EXIT_PASS, EXIT_VERDICT, EXIT_USAGE = 0, 1, 2
 
@@ -29,8 +29,16 @@ def cmd_grade(argv: list[str]) -> int:
     parser.add_argument("--time-limit", type=float, metavar="S", help="seconds allowed for the whole run")
     parser.add_argument("--memory-mib", type=int, metavar="N", help="memory limit for your code")
     args = parser.parse_args(argv)
+    launch = None
     try:
         root = problems.find_root()
+        if (root / "problems" / args.problem / "problem.toml").is_file():
+            # The workers' zygote starts importing JAX now, while the grader reads the problem.
+            launch = Launch.prepare(root / "solutions" / args.problem / f"{args.problem}.py",
+                                    None if args.no_cache else problems.cache_folder(root))
+        from grader import report
+        from grader.grading import Options, grade
+
         problem = problems.load(root, args.problem)
         learner = (args.file or problem.stub).resolve()
         if not learner.is_file():
@@ -44,13 +52,15 @@ def cmd_grade(argv: list[str]) -> int:
                 raise problems.UsageError(f"{args.replay} is a case of {data.get('problem')!r}, not {problem.slug!r}")
             cases = [(f"replay of {args.replay.name}", report.case_from_json(problem, data["args"]))]
     except (problems.UsageError, problems.ProblemError, ValueError, KeyError) as exc:
+        if launch is not None:
+            launch.close()
         return usage_error(str(exc), args.json, args.problem)
 
     options = Options(jit=not args.no_jit, use_cache=not args.no_cache, call_seconds=args.call_time_limit,
                       problem_seconds=args.time_limit, memory_mib=args.memory_mib)
     from grader import pitfalls
 
-    verdict = grade(problem, learner, options, cases=cases, extra=pitfalls.explain)
+    verdict = grade(problem, learner, options, cases=cases, extra=pitfalls.explain, launch=launch)
     replay = None
     if verdict.counterexample is not None and verdict.counterexample.args and verdict.status != "pass":
         saved = report.save_case(problem, verdict.counterexample.args)
@@ -78,13 +88,16 @@ def state_path(root: Path) -> Path:
 
 
 def record_status(root: Path, slug: str, learner: Path, status: str) -> None:
+    from grader.cache import write_json
+    from grader.grading import file_digest
+
     path = state_path(root)
     try:
         state = json.loads(path.read_text()) if path.is_file() else {}
     except ValueError:
         state = {}
     state[slug] = {"status": status, "sha256": file_digest(learner)}
-    cache_mod.write_json(path, state)
+    write_json(path, state)
 
 
 def cmd_list(argv: list[str]) -> int:
@@ -99,6 +112,8 @@ def cmd_list(argv: list[str]) -> int:
         state = json.loads(path.read_text()) if path.is_file() else {}
     except ValueError:
         state = {}
+    from grader.grading import file_digest
+
     rows = []
     for slug in problems.slugs(root):
         problem = problems.load(root, slug)
@@ -138,5 +153,17 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_VERDICT
 
 
+def run() -> None:
+    """The console script: ``main``, then an exit that skips the interpreter's teardown (tens of
+    milliseconds with JAX-sized modules loaded; the workers are gone and the files written by then)."""
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -17,8 +17,9 @@ import numpy as np
 
 from grader import cache as cache_mod
 from grader.compare import Comparison, compare
-from grader.problems import Problem, relative
+from grader.problems import Problem, cache_folder, relative
 from grader.sandbox import Worker, WorkerFailure
+from grader.launch import Launch, Zygote, learner_compile_cache
 
 STATUSES = ("pass", "fail", "error", "timeout", "not_started")
 SHRINK_SECONDS = 20.0  # time allowed for shrinking once a failure is found
@@ -99,11 +100,12 @@ class Trusted:
     when it is created, before any learner code starts.
     """
 
-    def __init__(self, problem: Problem, use_cache: bool = True):
+    def __init__(self, problem: Problem, use_cache: bool = True, zygote: Zygote | None = None):
         self.problem = problem
+        self.zygote = zygote  # where the worker is forked from (a fresh start without one)
         self.reference_source = problem.reference.read_text()
         self.hooks = problem.hooks()
-        self.cache_folder = cache_mod.cache_dir(problem.root) if use_cache else None
+        self.cache_folder = cache_folder(problem.root) if use_cache else None
         self.hook_sources = [problem.solution_folder / "grading.py"] if self.hooks else []
         self.cache = cache_mod.ReferenceCache(self.cache_folder, problem.slug, [problem.reference] + self.hook_sources)
         # (key, jit) -> outputs cache of every trusted module loaded: jit and eager may round differently
@@ -124,11 +126,11 @@ class Trusted:
             self.modules.clear()
         if self.worker is None:
             folder = self.cache_folder
-            self.worker = Worker(memory_mib=0, compile_cache=str(folder / "jax-trusted") if folder else None)
-            self.worker.request(load_message(self.problem, "reference", self.problem.reference,
-                                             self.reference_source))
+            self.worker = Worker(compile_cache=str(folder / "jax-trusted") if folder else None, zygote=self.zygote)
+            # Checked when the first answer is received: meanwhile the worker imports JAX.
+            self.worker.request(load_message(self.problem, "reference", self.problem.reference, self.reference_source),
+                                acknowledge=f"loading the reference of problem {self.problem.slug}")
             self.modules.add("reference")
-            self._expect_loaded("reference")
         for key, path in (modules or {}).items():
             for jit in (True, False):
                 if (key, jit) not in self.caches:
@@ -265,16 +267,16 @@ def batch_message(problem: Problem, key: str, cases: list[dict], jit: bool) -> t
     return {"op": "batch", "key": key, "calls": calls, "jit": jit}, arrays
 
 
-def load_message(problem: Problem, key: str, path: Path, source: str) -> dict:
+def load_message(problem: Problem, key: str, path: Path, source: str, memory_mib: int = 0) -> dict:
     return {"op": "load", "key": key, "path": str(path), "entry": problem.slug, "source": source,
-            "arg_names": list(problem.args)}
+            "arg_names": list(problem.args), "memory_mib": memory_mib}
 
 
 class Session:
     """One grading run: the learner's worker (or a trusted module in the shared worker) and the reference."""
 
     def __init__(self, problem: Problem, learner_path: Path, options: Options, trusted: Trusted | None = None,
-                 subject_key: str | None = None):
+                 subject_key: str | None = None, launch: Launch | None = None):
         self.problem = problem
         self.options = options
         self.learner_path = learner_path.resolve()
@@ -284,6 +286,11 @@ class Session:
         self.deadline = self.started + (options.problem_seconds or problem.problem_seconds)
         self.owns_trusted = trusted is None
         self.trusted = trusted or Trusted(problem, options.use_cache)  # read before learner code starts
+        self.launch = None
+        if subject_key is None:
+            self.launch = launch or Launch.prepare(problem.reference, self.trusted.cache_folder)
+            if self.owns_trusted:
+                self.trusted.zygote = self.launch.own
         self.memo: dict[str, tuple | WorkerFailure] = {}  # the learner's answers fetched ahead, by input digest
         self.pending: list[str] = []  # digests of batch answers not yet received, in order
         self.received = 0
@@ -291,6 +298,8 @@ class Session:
             self.key = "learner"
             self.learner_source = learner_path.read_text(errors="replace")
             self._start_learner()
+            if self.owns_trusted and any(self.trusted.cache.get(ex.args) is None for ex in problem.examples):
+                self.trusted.start()  # the reference is needed: both workers start at once
         else:  # a trusted module (variant, alternative) graded inside the trusted worker
             self.key = subject_key
             self.learner = self.trusted.start({subject_key: self.learner_path})
@@ -302,9 +311,10 @@ class Session:
     # -- workers ---------------------------------------------------------------------------------------
 
     def _start_learner(self) -> None:
-        folder = self.trusted.cache_folder
-        self.learner = Worker(memory_mib=self.memory_mib, compile_cache=str(folder / "jax") if folder else None)
-        self.learner.request(load_message(self.problem, self.key, self.learner_path, self.learner_source))
+        self.learner = Worker(compile_cache=learner_compile_cache(self.trusted.cache_folder),
+                              zygote=self.launch.found or self.launch.own, started=self.launch.take_learner())
+        self.learner.request(load_message(self.problem, self.key, self.learner_path, self.learner_source,
+                                          self.memory_mib))
         self.learner_loaded = False
 
     def prefetch(self, cases: list[dict]) -> None:
@@ -467,6 +477,8 @@ class Session:
             printed = self.learner.output.text()
         if self.owns_trusted:
             self.trusted.close()
+        if self.launch is not None:
+            self.launch.close()
         return printed
 
 
@@ -543,6 +555,23 @@ def run_generated(session: Session, failures: list[Outcome], collect: list | Non
     return None
 
 
+def drawn_inputs(session: Session) -> list[dict]:
+    """The inputs Hypothesis draws for the problem, the same every run (derandomised). They are kept on
+    disk: a run where every case passes then never imports Hypothesis."""
+    problem = session.problem
+    path = cache_mod.inputs_file(session.trusted.cache_folder, problem.slug,
+                                 [problem.folder / "strategies.py", problem.folder / "problem.toml", Path(__file__)],
+                                 problem.max_examples)
+    kept = cache_mod.load_inputs(path, problem.args) if path is not None else None
+    if kept is not None:
+        return [problem.check_args(args) for args in kept]
+    drawn: list[dict] = []
+    run_generated(session, [], collect=drawn)
+    if path is not None:
+        cache_mod.save_inputs(path, drawn)
+    return drawn
+
+
 def _find(exc: BaseException, types) -> BaseException | None:
     seen = set()
     while exc is not None and id(exc) not in seen:
@@ -559,17 +588,18 @@ def _find(exc: BaseException, types) -> BaseException | None:
 
 def grade(problem: Problem, learner_path: Path, options: Options | None = None,
           cases: list[tuple[str, dict]] | None = None, extra=None, trusted: Trusted | None = None,
-          subject_key: str | None = None, fixed: bool = True) -> Verdict:
+          subject_key: str | None = None, fixed: bool = True, launch: Launch | None = None) -> Verdict:
     """Grade ``learner_path``. ``cases`` replaces the fixed examples and skips generation (replays).
 
     ``extra(session, verdict)``, when given, runs before the workers close (pitfall naming and the like).
     ``trusted`` shares a reference worker between gradings; ``subject_key`` grades a trusted module
-    inside that worker instead of starting a worker of its own. ``fixed=False`` skips the fixed examples
+    inside that worker instead of starting a worker of its own. ``launch`` says where the workers come
+    from (prepared early by the command line; see :mod:`grader.launch`). ``fixed=False`` skips the fixed examples
     (``grade check`` uses it to show that the generated inputs alone catch a mistake).
     """
     options = options or Options()
     started = time.monotonic()
-    session = Session(problem, learner_path, options, trusted, subject_key)
+    session = Session(problem, learner_path, options, trusted, subject_key, launch)
     verdict = Verdict(problem.slug, "pass", "")
     failures: list[Outcome] = []
     try:
@@ -581,7 +611,7 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
             bad = None
             ahead = [args for _, args in cases_run]
             if cases is None:
-                run_generated(session, failures, collect=ahead)
+                ahead += drawn_inputs(session)
             session.prefetch(ahead)
             for name, args in cases_run:
                 outcome = session.evaluate(name, args)
@@ -591,7 +621,13 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
                     failures.append(outcome)
                     break
             if bad is None and cases is None:
-                bad = run_generated(session, failures)
+                # Hypothesis's inputs are known already: only if one fails does Hypothesis run again,
+                # drawing the same inputs (derandomised) up to that one, to shrink it.
+                cases_before, seen_before = session.cases, len(session.seen)
+                if any(session.evaluate("generated", args).status != "pass" for args in ahead[len(cases_run):]):
+                    session.cases = cases_before
+                    del session.seen[seen_before:]
+                    bad = run_generated(session, failures)
                 count = session.cases - len(cases_run)
                 verdict.checks.append({"name": "generated inputs", "status": bad.status if bad else "pass",
                                        "message": bad.message if bad else f"{count} generated inputs match"})

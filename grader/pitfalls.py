@@ -7,15 +7,19 @@ import numpy as np
 from grader.compare import compare
 from grader.grading import Outcome, Session, Verdict, encode_call
 
-def explain(session: Session, verdict: Verdict) -> None:
-    """Add what can be said about the failure to ``verdict`` (runs while the workers are alive)."""
+
+def explain(session: Session, verdict: Verdict, name_only: bool = False) -> None:
+    """Add what can be said about the failure to ``verdict`` (runs while the workers are alive).
+    ``name_only``: just the known mistake it matches (what `grade check` looks at)."""
     outcome = verdict.counterexample
     if outcome is None or not outcome.args or verdict.status not in ("fail", "error"):
         return
-    verdict.params_diff = params_diff(session, outcome.args)
+    if not name_only:
+        verdict.params_diff = params_diff(session, outcome.args)
     if verdict.status == "fail" and outcome.actual is not None:
         verdict.pitfall = name_pitfall(session, outcome)
-        verdict.checks.extend(property_checks(session, outcome))
+        if not name_only:
+            verdict.checks.extend(property_checks(session, outcome))
 
 
 def params_diff(session: Session, args: dict) -> list[str]:

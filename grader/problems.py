@@ -9,8 +9,10 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # NumPy is imported where it is used: `grade` starts its workers before importing it
+    import numpy as np
 
 ARG_KINDS = ("int", "float")
 ARRAY_DTYPES = ("float32", "float64", "int32", "int64")
@@ -34,6 +36,11 @@ def find_root(start: Path | None = None) -> Path:
     if (installed / "problems").is_dir() and (installed / "solutions").is_dir():
         return installed
     raise UsageError(f"no kata checkout (a folder with problems/ and solutions/) at or above {here}")
+
+
+def cache_folder(root: Path) -> Path:
+    """Where reference outputs, compiled programs and zygote names are kept (GRADE_CACHE_DIR overrides)."""
+    return Path(os.environ.get("GRADE_CACHE_DIR") or root / ".grade" / "cache")
 
 
 def slugs(root: Path) -> list[str]:
@@ -112,6 +119,8 @@ class Problem:
 
     def check_args(self, args: dict) -> dict:
         """Coerce and validate one input dict against the declared argument kinds."""
+        import numpy as np
+
         if set(args) != set(self.args):
             raise ProblemError(f"{self.slug}: inputs {sorted(args)} do not match the arguments {list(self.args)}")
         clean = {}
@@ -148,6 +157,8 @@ def load(root: Path, slug: str) -> Problem:
 
 
 def from_metadata(root: Path, slug: str, meta: dict) -> Problem:
+    import numpy as np
+
     where = f"problems/{slug}/problem.toml"
 
     def need(table: dict, key: str, types, context: str):
@@ -200,6 +211,8 @@ _BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
 
 
 def evaluate_shape(expr: str, args: dict):
+    import numpy as np
+
     def ev(node):
         if isinstance(node, ast.Expression):
             return ev(node.body)

@@ -6,7 +6,6 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -14,14 +13,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from grader import protocol
+from grader.launch import READY_SECONDS, Started, Zygote, start_worker
 
 OUTPUT_KEEP = 4096  # bytes of printed output kept from each end
-READY_SECONDS = 120  # for the worker to start and import JAX
-# XLA's CPU compiler spends most of a kata's grading time optimising programs that then run for
-# microseconds: without LLVM optimisation and with the classic (non-MLIR) fusion emitters, compiling
-# is several times faster. Numerics stay IEEE (no fast math); both sides of a comparison use the same
-# flags. They only concern the CPU backend.
-COMPILE_FLAGS = "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"
+
+
+class NotAcknowledged(RuntimeError):
+    """A request sent with ``acknowledge`` (loading a trusted module, say) was answered with an error."""
 
 
 class WorkerFailure(Exception):
@@ -60,45 +58,54 @@ class Output:
 class Worker:
     """One worker process. ``request`` sends a message; ``receive`` waits for the answer."""
 
-    def __init__(self, *, memory_mib: int, compile_cache: str | None = None):
-        req_r, self._req_w = os.pipe()
-        self._resp_r, resp_w = os.pipe()
-        out_r, out_w = os.pipe()
-        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", TF_CPP_MIN_LOG_LEVEL="3",
-                   XLA_FLAGS=f"{os.environ.get('XLA_FLAGS', '')} {COMPILE_FLAGS}".strip())
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "grader.worker", str(req_r), str(resp_w), str(memory_mib), compile_cache or ""],
-            stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, pass_fds=(req_r, resp_w),
-            start_new_session=True, env=env, close_fds=True,
-        )
-        for fd in (req_r, resp_w, out_w):
-            os.close(fd)
+    def __init__(self, *, compile_cache: str | None = None, zygote: Zygote | None = None,
+                 started: Started | None = None):
+        """A worker ``started`` ahead, or one started now (forked by ``zygote`` when there is one)."""
+        started = started or start_worker(compile_cache, zygote)
+        self.proc, self._req_w, self._resp_r = started.proc, started.requests, started.answers
+        out_r = started.output
         self.output = Output()
         self._drain = threading.Thread(target=self._read_output, args=(out_r,), daemon=True)
         self._drain.start()
         self.ready = False
         self.backend = None
+        self._acks: list[str] = []  # requests whose "ok" replies come before any other answer
 
     def _read_output(self, fd: int) -> None:
         with os.fdopen(fd, "rb", buffering=0) as stream:
             while chunk := stream.read(65536):
                 self.output.add(chunk)
 
-    def request(self, header: dict, arrays: list[np.ndarray] = ()) -> None:
+    def request(self, header: dict, arrays: list[np.ndarray] = (), acknowledge: str | None = None) -> None:
+        """Send a request. With ``acknowledge`` (what it does, for an error message), its reply is not
+        returned by ``receive`` but checked there first: anything but "ok" raises NotAcknowledged. So a
+        module can be loaded without waiting, and its calls sent right behind it."""
         specs, payloads = protocol.pack_arrays(list(arrays))
         try:
             protocol.write_message(self._req_w, dict(header, arrays=specs), payloads)
         except (BrokenPipeError, OSError):
             pass  # the worker died; receive() says how
+        if acknowledge:
+            self._acks.append(acknowledge)
 
     def receive(self, timeout: float) -> tuple[dict, list]:
         if not self.ready:  # importing JAX is not the graded code's time: it gets its own allowance
             self.ready = True
-            header, _ = self.receive(max(timeout, READY_SECONDS))
+            header, _ = self._receive(max(timeout, READY_SECONDS))
             if header.get("op") != "ready":
                 self.kill()
                 raise WorkerFailure("crash", "the worker did not start properly")
             self.backend = header.get("backend")
+        while self._acks:
+            what = self._acks.pop(0)
+            header, _ = self._receive(max(timeout, READY_SECONDS))
+            if not header.get("ok"):
+                err = header.get("error", {})
+                raise NotAcknowledged(f"{what} failed: {err.get('type')}: {err.get('message')}\n"
+                                      f"{err.get('traceback', '')}")
+        return self._receive(timeout)
+
+    def _receive(self, timeout: float) -> tuple[dict, list]:
         deadline = time.monotonic() + timeout
         remaining = timeout
         while remaining > 0:
@@ -125,6 +132,9 @@ class Worker:
         printed = self.output.text()
         if any(sign in printed for sign in ("bad_alloc", "MemoryError", "RESOURCE_EXHAUSTED", "Out of memory")):
             return WorkerFailure("memory", "the process ran out of memory")
+        if self.proc.pid is None:
+            return WorkerFailure("crash", "the worker could not start: the process that forks workers "
+                                          "(python -m grader.launch) ended first; does `python -c 'import jax'` work?")
         if code is not None and code < 0:
             name = signal.Signals(-code).name
             if -code == signal.SIGKILL:
@@ -135,10 +145,11 @@ class Worker:
 
     def kill(self) -> None:
         """End the worker and everything it started: SIGTERM, then SIGKILL for whatever ignores it."""
-        if self.proc.poll() is None:
+        pid = self.proc.pid  # None if a zygote never forked the worker
+        if pid is not None and self.proc.poll() is None:
             for sig, wait in ((signal.SIGTERM, 0.5), (signal.SIGKILL, 5)):
                 try:
-                    os.killpg(self.proc.pid, sig)
+                    os.killpg(pid, sig)
                 except ProcessLookupError:
                     break
                 try:
@@ -147,7 +158,8 @@ class Worker:
                 except subprocess.TimeoutExpired:
                     continue
         try:
-            os.killpg(self.proc.pid, signal.SIGKILL)  # children left behind in the group
+            if pid is not None:
+                os.killpg(pid, signal.SIGKILL)  # children left behind in the group
         except (ProcessLookupError, PermissionError):
             pass
         for fd in (self._req_w, self._resp_r):

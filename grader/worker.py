@@ -1,11 +1,12 @@
 """The worker process: the only place where learner code (and reference code) runs.
 
-Started by :mod:`grader.sandbox` as ``python -m grader.worker REQ_FD RESP_FD MEMORY_MIB CACHE_DIR``. It
+Started as ``python -m grader.worker REQ_FD RESP_FD CACHE_DIR``, or forked (see :mod:`grader.launch`). It
 reads requests from REQ_FD and answers on RESP_FD (see :mod:`grader.protocol`); its stdout and stderr
 are a pipe the grader drains and truncates. Requests:
 
-- ``{"op": "load", "key", "path", "entry", "source"}``: compile ``source`` (the text of ``path``) as a
-  module and keep its ``entry`` function under ``key``.
+- ``{"op": "load", "key", "path", "entry", "source", "memory_mib"}``: compile ``source`` (the text of
+  ``path``) as a module and keep its ``entry`` function under ``key``; with ``memory_mib``, first limit
+  the address space to that many MiB.
 - ``{"op": "call", "key", "args": [...], "jit": bool}``: call the entry, under ``jax.jit`` with its
   integer arguments static when asked and when it traces, otherwise eagerly.
 - ``{"op": "params", "key", "args": [...]}``: the Flax parameter tree (paths and shapes) the entry
@@ -29,11 +30,11 @@ QUEUED: list = []  # requests that arrived during a batch, answered after it
 
 
 def main() -> None:
-    req_fd, resp_fd, memory_mib = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-    cache_dir = sys.argv[4] if len(sys.argv) > 4 else ""
-    if memory_mib > 0:
-        limit = memory_mib << 20
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    serve(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "")
+
+
+def serve(req_fd: int, resp_fd: int, cache_dir: str) -> None:
+    """Answer requests until told to quit (also the entry of a worker forked by :mod:`grader.launch`)."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
     import jax
@@ -68,6 +69,9 @@ def main() -> None:
 
 def load(header: dict, arrays) -> tuple[dict, list]:
     path, entry = header["path"], header["entry"]
+    if header.get("memory_mib"):  # set before the module's code first runs
+        limit = header["memory_mib"] << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     name = f"kata_{header['key']}_{entry}"
     module = types.ModuleType(name)
     module.__file__ = path
@@ -204,8 +208,8 @@ def batch(header: dict, arrays, stop=lambda: False):
         decoded = [decode_args(c, arrays) for c in calls]
         dynamic = [[a for i, a in enumerate(args) if i not in static] for args, static in decoded]
 
-        def together(dynamic):
-            return [state["fn"](*merge(args, static, dyn)) for (args, static), dyn in zip(decoded, dynamic)]
+        def together(dynamic):  # through the jitted entry: calls alike in static arguments and shapes share a trace
+            return [state["jitted"](*merge(args, static, dyn)) for (args, static), dyn in zip(decoded, dynamic)]
 
         start = time.perf_counter()
         try:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import cli
+from grader import cli, launch
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = {slug: ROOT / "solutions" / slug / f"{slug}.py" for slug in ("t5_relative_pos", "rmsnorm", "mini_t5_forward")}
@@ -15,10 +15,13 @@ REFERENCE = {slug: ROOT / "solutions" / slug / f"{slug}.py" for slug in ("t5_rel
 
 @pytest.fixture(scope="session", autouse=True)
 def private_cache(tmp_path_factory):
-    """Reference outputs and compiled code cached once for the whole test session, apart from the user's."""
+    """Reference outputs and compiled code cached once for the whole test session, apart from the user's;
+    the zygote the first run leaves serves the later ones, and is stopped at the end."""
     mp = pytest.MonkeyPatch()
-    mp.setenv("GRADE_CACHE_DIR", str(tmp_path_factory.mktemp("grade-cache")))
-    yield
+    folder = tmp_path_factory.mktemp("grade-cache")
+    mp.setenv("GRADE_CACHE_DIR", str(folder))
+    yield folder
+    launch.stop(launch.worker_env(), folder)
     mp.undo()
 
 

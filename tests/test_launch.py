@@ -1,0 +1,149 @@
+"""Where workers come from: the run's zygote, one an earlier run left, or a fresh start; and what is
+kept on disk between runs. Whichever way a worker starts, the verdict and the confinement are the same."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REFERENCE, ROOT
+from grader import grading, launch
+
+CORRECT = REFERENCE["t5_relative_pos"].read_text()
+WRONG = CORRECT + '''
+
+_right = t5_relative_pos
+
+
+def t5_relative_pos(seed, T, num_buckets, max_distance):
+    return _right(seed, T, num_buckets, max_distance) + 1.0
+'''
+
+
+def run_grade(*argv, env):
+    """The command as a learner runs it, in a process of its own: (exit code, the JSON verdict)."""
+    done = subprocess.run([sys.executable, "-m", "grader.cli", *argv, "--json"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    return done.returncode, json.loads(done.stdout)
+
+
+def zygotes(folder: Path) -> list[int]:
+    """Pids of the zygotes whose socket names this cache folder."""
+    path = launch.socket_path(launch.worker_env(), folder)
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"grader.launch" in cmdline and str(path).encode() in cmdline:
+            pids.append(int(entry.name))
+    return pids
+
+
+@pytest.fixture
+def own_cache(tmp_path):
+    """A cache folder of this test's own, with a zygote allowed to stay; whatever stays is stopped."""
+    folder = tmp_path / "cache"
+    env = dict(os.environ, GRADE_CACHE_DIR=str(folder), GRADE_WARM_SECONDS="120")
+    yield folder, env
+    launch.stop(launch.worker_env(), folder)
+
+
+def test_a_run_leaves_a_zygote_that_the_next_run_uses(own_cache, tmp_path):
+    folder, env = own_cache
+    learner = tmp_path / "t5_relative_pos.py"
+    learner.write_text(CORRECT)
+    code, report = run_grade("t5_relative_pos", "--file", learner, env=env)
+    assert (code, report["status"]) == (0, "pass")
+    first = zygotes(folder)
+    assert len(first) == 1 and launch.Zygote.find(launch.worker_env(), folder) is not None
+
+    learner.write_text(WRONG)  # the learner edits the file and grades again: same zygote, honest verdict
+    code, report = run_grade("t5_relative_pos", "--file", learner, env=env)
+    assert (code, report["status"]) == (1, "fail")
+    assert zygotes(folder) == first
+
+    assert launch.stop(launch.worker_env(), folder)
+    assert zygotes(folder) == [] and launch.Zygote.find(launch.worker_env(), folder) is None
+
+
+def test_a_forked_worker_sees_this_run_not_the_zygote_s(own_cache, tmp_path):
+    folder, env = own_cache
+    probe = CORRECT + '\nimport os\nprint("probe", os.environ.get("KATA_PROBE"), os.getcwd())\n'
+    learner = tmp_path / "t5_relative_pos.py"
+    learner.write_text(probe)
+    run_grade("t5_relative_pos", "--file", learner, env=dict(env, KATA_PROBE="first"))
+    first = zygotes(folder)
+    sub = ROOT / "problems"
+    done = subprocess.run([sys.executable, "-m", "grader.cli", "t5_relative_pos", "--file", learner, "--json"],
+                          cwd=sub, env=dict(env, KATA_PROBE="second"), capture_output=True, text=True, timeout=300)
+    report = json.loads(done.stdout)
+    assert f"probe second {sub}" in report["output"]
+    assert len(first) == 1 and zygotes(folder) == first  # the worker came from the first run's zygote
+
+
+def test_a_stale_socket_is_replaced(own_cache, monkeypatch):
+    folder, env = own_cache
+    monkeypatch.setenv("GRADE_WARM_SECONDS", "120")
+    path = launch.socket_path(launch.worker_env(), folder)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    stale.bind(str(path))  # a socket file nobody listens on, as a killed zygote leaves
+    stale.close()
+    assert launch.Zygote.find(launch.worker_env(), folder) is None and not path.exists()
+    code, report = run_grade("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"], env=env)
+    assert (code, report["status"]) == (0, "pass")
+    assert launch.Zygote.find(launch.worker_env(), folder) is not None
+
+
+def test_without_a_warm_period_no_zygote_stays(tmp_path):
+    folder = tmp_path / "cache"
+    env = dict(os.environ, GRADE_CACHE_DIR=str(folder), GRADE_WARM_SECONDS="0")
+    code, report = run_grade("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"], env=env)
+    assert (code, report["status"]) == (0, "pass")
+    for _ in range(100):
+        if not zygotes(folder):
+            break
+        time.sleep(0.05)
+    assert zygotes(folder) == []
+
+
+@pytest.mark.parametrize("source, status", [(CORRECT, "pass"), (WRONG, "fail"),
+                                            (CORRECT + "\nimport sys\nsys.exit(0)\n", "error")])
+def test_workers_start_afresh_where_no_zygote_can_fork(grade_json, submission, monkeypatch, source, status):
+    monkeypatch.setattr(launch, "supported", lambda: False)
+    code, report = grade_json("t5_relative_pos", "--file", submission(source))
+    assert report["status"] == status and code == (0 if status == "pass" else 1)
+
+
+def test_hypothesis_runs_again_only_to_shrink_a_failure(grade_json, submission, monkeypatch):
+    grade_json("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"])  # the drawn inputs are on disk now
+    calls = []
+    real = grading.run_generated
+    monkeypatch.setattr(grading, "run_generated", lambda *a, **k: calls.append(k) or real(*a, **k))
+    code, report = grade_json("t5_relative_pos", "--file", submission(CORRECT + "\n# edited\n"))
+    assert (code, report["status"], calls) == (0, "pass", [])
+    # Wrong only where T > 30, which no fixed example reaches: Hypothesis shrinks it to T = 31.
+    late = CORRECT + '''
+_right = t5_relative_pos
+
+
+def t5_relative_pos(seed, T, num_buckets, max_distance):
+    return _right(seed, T, num_buckets, max_distance) + (1.0 if T > 30 else 0.0)
+'''
+    code, report = grade_json("t5_relative_pos", "--file", submission(late))
+    assert (code, report["status"]) == (1, "fail")
+    assert calls == [{}] and report["counterexample"]["inputs"]["T"] == 31
+
+
+def test_the_command_flushes_its_verdict_before_its_quick_exit(tmp_path):
+    env = dict(os.environ, GRADE_CACHE_DIR=str(tmp_path / "cache"), GRADE_WARM_SECONDS="0")
+    learner = tmp_path / "t5_relative_pos.py"
+    learner.write_text(WRONG)
+    code, report = run_grade("t5_relative_pos", "--file", learner, env=env)
+    assert (code, report["status"]) == (1, "fail") and report["counterexample"]["replay"]
