@@ -17,9 +17,9 @@ import numpy as np
 
 from grader import cache as cache_mod
 from grader.compare import Comparison, compare
+from grader.launch import Launch, Zygote, learner_compile_cache
 from grader.problems import Problem, cache_folder, relative
 from grader.sandbox import Worker, WorkerFailure
-from grader.launch import Launch, Zygote, learner_compile_cache
 
 STATUSES = ("pass", "fail", "error", "timeout", "not_started")
 SHRINK_SECONDS = 20.0  # time allowed for shrinking once a failure is found
@@ -100,9 +100,9 @@ class Trusted:
     when it is created, before any learner code starts.
     """
 
-    def __init__(self, problem: Problem, use_cache: bool = True, zygote: Zygote | None = None):
+    def __init__(self, problem: Problem, use_cache: bool = True):
         self.problem = problem
-        self.zygote = zygote  # where the worker is forked from (a fresh start without one)
+        self.zygote: Zygote | None = None  # where the worker is forked from (a fresh start without one)
         self.reference_source = problem.reference.read_text()
         self.hooks = problem.hooks()
         self.cache_folder = cache_folder(problem.root) if use_cache else None

@@ -213,7 +213,10 @@ class Zygote:
         if not supported():
             return None
         path = socket_path(env, cache_folder) if cache_folder is not None and idle_seconds() > 0 else None
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        except OSError:  # a platform without sequenced-packet Unix sockets
+            return None
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "grader.launch", str(theirs.fileno()), str(path or ""), *preload],
@@ -341,6 +344,12 @@ class Launch:
         return started
 
     def close(self) -> None:
+        """End the run's use of its zygote; a learner's worker started ahead and never used sees its
+        request pipe close, and exits."""
+        if self.learner is not None:
+            for fd in (self.learner.requests, self.learner.answers, self.learner.output):
+                os.close(fd)
+            self.learner = None
         if self.own is not None:
             self.own.close()
 
