@@ -7,6 +7,7 @@ memory before any learner code starts and writes them back after the learner's w
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -18,6 +19,7 @@ import numpy as np
 PACKAGES = ("jax", "jaxlib", "flax", "numpy")
 
 
+@functools.cache
 def environment_fingerprint() -> str:
     """Library versions and the JAX platform (plugins installed, JAX_PLATFORMS), without importing jax."""
     parts = []

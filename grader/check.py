@@ -139,8 +139,8 @@ def check_problem(root: Path, slug: str, update_golden: bool = False) -> list[Ro
 
         def graded(path: Path, key: str | None, fixed: bool = True):
             started = time.monotonic()
-            verdict = grade(problem, path, options, extra=partial(pitfalls.explain, name_only=True), trusted=trusted, subject_key=key,
-                            fixed=fixed)
+            verdict = grade(problem, path, options, extra=partial(pitfalls.explain, name_only=True),
+                            trusted=trusted, subject_key=key, fixed=fixed)
             return verdict, f"{verdict.status} in {time.monotonic() - started:.1f} s"
 
         verdict, took = graded(problem.reference, "reference")

@@ -39,7 +39,7 @@ def find_root(start: Path | None = None) -> Path:
 
 
 def cache_folder(root: Path) -> Path:
-    """Where reference outputs, compiled programs and zygote names are kept (GRADE_CACHE_DIR overrides)."""
+    """Where reference outputs, drawn inputs and compiled programs are kept (GRADE_CACHE_DIR overrides)."""
     return Path(os.environ.get("GRADE_CACHE_DIR") or root / ".grade" / "cache")
 
 
