@@ -135,7 +135,9 @@ class Trusted:
             for jit in (True, False):
                 if (key, jit) not in self.caches:
                     name = f"{self.problem.slug}.{key}.{'jit' if jit else 'eager'}"
-                    self.caches[key, jit] = cache_mod.ReferenceCache(self.cache_folder, name, [path] + self.hook_sources)
+                    # The reference's source counts too: a variant may be the reference with one override.
+                    sources = [path, self.problem.reference] + self.hook_sources
+                    self.caches[key, jit] = cache_mod.ReferenceCache(self.cache_folder, name, sources)
             if key not in self.modules:
                 self.worker.request(load_message(self.problem, key, path, path.read_text()))
                 self.modules.add(key)
