@@ -2,10 +2,12 @@
 
 Starting Python and importing JAX costs a worker about a second of CPU, and a run has two workers (the
 learner's and the reference's) on a machine that may have two cores. So a run of `grade` starts one
-zygote, ``python -m grader.launch``, which imports JAX, NumPy and the modules the reference imports, and
-forks each worker of the run from there, into a session of its own. The zygote never loads graded code;
-after a fork, a worker shares nothing with it but memory pages, copied on write. The command line
-starts the zygote, and asks it for the learner's worker, before it imports anything heavy itself.
+zygote, which imports JAX, NumPy and the modules the reference imports, and forks each worker of the
+run from there, into a session of its own. The zygote never loads graded code; after a fork, a worker
+shares nothing with it but memory pages, copied on write. The command line starts the zygote, and asks
+it for the learner's worker, before it imports anything heavy itself: it forks the zygote from itself
+while it still has a single thread (which saves starting Python again), and otherwise starts
+``python -m grader.launch``.
 
 When the run ends, the zygote stays for the next `grade` with the same interpreter, grader code,
 installed packages, cache folder and environment, listening on a socket in a folder only this user can
@@ -26,6 +28,7 @@ import ast
 import gc
 import hashlib
 import importlib
+import io
 import json
 import os
 import select
@@ -203,9 +206,8 @@ class ForkedProcess:
 class Zygote:
     """The grader's handle on a zygote: the run's own (``control`` is its socket) or one found waiting."""
 
-    def __init__(self, control: socket.socket | None = None, path: Path | None = None,
-                 proc: subprocess.Popen | None = None):
-        self.control, self.path, self.proc = control, path, proc
+    def __init__(self, control: socket.socket | None = None, path: Path | None = None):
+        self.control, self.path = control, path
 
     @classmethod
     def start(cls, env: dict, cache_folder: Path | None, preload: list[str]) -> Zygote | None:
@@ -218,16 +220,24 @@ class Zygote:
         except OSError:  # a platform without sequenced-packet Unix sockets
             return None
         try:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "grader.launch", str(theirs.fileno()), str(path or ""), *preload],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                pass_fds=(theirs.fileno(),), start_new_session=True, env=env, close_fds=True)
+            if single_threaded():  # a fork of this command, detached at once (no child left to reap)
+                child = os.fork()
+                if child == 0:
+                    if os.fork() == 0:
+                        become_zygote(theirs, path, preload, env)
+                    os._exit(0)
+                os.waitpid(child, 0)
+            else:
+                subprocess.Popen(
+                    [sys.executable, "-m", "grader.launch", str(theirs.fileno()), str(path or ""), *preload],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    pass_fds=(theirs.fileno(),), start_new_session=True, env=env, close_fds=True)
         except OSError:
             ours.close()
             return None
         finally:
             theirs.close()
-        return cls(control=ours, proc=proc)
+        return cls(control=ours)
 
     @classmethod
     def find(cls, env: dict, cache_folder: Path | None) -> Zygote | None:
@@ -380,8 +390,47 @@ def stop(env: dict, cache_folder: Path) -> bool:
 
 def main() -> None:
     """``python -m grader.launch CONTROL_FD SOCKET_PATH PRELOAD...`` (SOCKET_PATH empty: keep none)."""
-    control = socket.socket(fileno=int(sys.argv[1]))
-    path = Path(sys.argv[2]) if sys.argv[2] else None
+    run(socket.socket(fileno=int(sys.argv[1])), Path(sys.argv[2]) if sys.argv[2] else None, sys.argv[3:])
+
+
+def single_threaded() -> bool:
+    """Whether this process has a single thread (Linux). Only such a process is forked to make a zygote:
+    a thread the child would not have might hold a lock the child needs (NumPy's import alone starts
+    BLAS threads)."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+def become_zygote(control: socket.socket, path: Path | None, preload: list[str], env: dict) -> None:
+    """Turn a fork of the command, made before it imported anything heavy, into the zygote that
+    ``python -m grader.launch`` would be, less a Python start: a session of its own, ``env``, nothing
+    open but null and ``control``, and unbuffered output (``PYTHONUNBUFFERED`` in ``env`` comes too
+    late for the streams a fork inherits), which its workers then have too."""
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        keep = control.fileno()
+        os.closerange(3, keep)
+        os.closerange(keep + 1, os.sysconf("SC_OPEN_MAX"))
+        os.environ.clear()
+        os.environ.update(env)
+        sys.dont_write_bytecode = True
+        for fd, name, errors in ((1, "stdout", sys.stdout.errors), (2, "stderr", "backslashreplace")):
+            stream = io.TextIOWrapper(open(fd, "wb", buffering=0, closefd=False), encoding=sys.stdout.encoding,
+                                      errors=errors, newline="\n", write_through=True)
+            setattr(sys, name, stream)
+            setattr(sys, f"__{name}__", stream)
+        run(control, path, preload)
+    finally:
+        os._exit(1)
+
+
+def run(control: socket.socket, path: Path | None, preload: list[str]) -> None:
+    """The zygote: import, then fork a worker per request (see the module's docstring); never returns."""
     listener = listen(path) if path is not None else None
     inode = os.stat(path).st_ino if listener is not None else None
 
@@ -398,7 +447,7 @@ def main() -> None:
 
     from grader import worker  # noqa: F401
 
-    for name in sys.argv[3:]:
+    for name in preload:
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001  (a worker imports it again, and reports what goes wrong)

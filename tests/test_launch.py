@@ -33,17 +33,19 @@ def run_grade(*argv, env):
 
 
 def zygotes(folder: Path) -> list[int]:
-    """Pids of the zygotes whose socket names this cache folder."""
-    path = launch.socket_path(launch.worker_env(), folder)
+    """Pids of the processes a run with this cache folder left behind (a zygote is forked from the
+    command or started afresh, so it is known by the environment it started with, not its command line)."""
+    marker = f"GRADE_CACHE_DIR={folder}".encode()
     pids = []
     for entry in Path("/proc").iterdir():
         try:
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if b"grader.launch" in cmdline and str(path).encode() in cmdline:
+        if marker in environ and state != "Z":
             pids.append(int(entry.name))
-    return pids
+    return sorted(pids)
 
 
 @pytest.fixture
@@ -63,6 +65,8 @@ def test_a_run_leaves_a_zygote_that_the_next_run_uses(own_cache, tmp_path):
     assert (code, report["status"]) == (0, "pass")
     first = zygotes(folder)
     assert len(first) == 1 and launch.Zygote.find(launch.worker_env(), folder) is not None
+    # Forked from the command itself, before it imported anything heavy: no second Python start.
+    assert b"grader.cli" in Path(f"/proc/{first[0]}/cmdline").read_bytes().split(b"\0")
 
     learner.write_text(WRONG)  # the learner edits the file and grades again: same zygote, honest verdict
     code, report = run_grade("t5_relative_pos", "--file", learner, env=env)
@@ -147,3 +151,25 @@ def test_the_command_flushes_its_verdict_before_its_quick_exit(tmp_path):
     learner.write_text(WRONG)
     code, report = run_grade("t5_relative_pos", "--file", learner, env=env)
     assert (code, report["status"]) == (1, "fail") and report["counterexample"]["replay"]
+
+
+def test_output_written_before_a_hang_reaches_the_report(own_cache, tmp_path):
+    """A zygote forked from the command inherits its streams' buffering: its workers' must be unbuffered
+    all the same, or what the learner printed before being stopped is lost."""
+    folder, env = own_cache
+    learner = tmp_path / "t5_relative_pos.py"
+    learner.write_text(CORRECT + '''
+import sys
+
+print("printed", end="")
+sys.stderr.write("written")
+
+
+def t5_relative_pos(seed, T, num_buckets, max_distance):
+    while True:
+        pass
+''')
+    env = {name: value for name, value in env.items() if name != "PYTHONUNBUFFERED"}
+    code, report = run_grade("t5_relative_pos", "--file", learner, "--call-time-limit", "2", env=env)
+    assert (code, report["status"]) == (1, "timeout")
+    assert "printed" in report["output"] and "written" in report["output"]
