@@ -223,9 +223,11 @@ class Zygote:
             if single_threaded():  # a fork of this command, detached at once (no child left to reap)
                 child = os.fork()
                 if child == 0:
-                    if os.fork() == 0:
-                        become_zygote(theirs, path, preload, env)
-                    os._exit(0)
+                    try:
+                        if os.fork() == 0:
+                            become_zygote(theirs, path, preload, env)
+                    finally:
+                        os._exit(0)
                 os.waitpid(child, 0)
             else:
                 subprocess.Popen(
@@ -413,6 +415,9 @@ def become_zygote(control: socket.socket, path: Path | None, preload: list[str],
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
+        # Close what the command inherited, as a fresh start with close_fds would. The one Python object
+        # here that holds a descriptor closed now (the grader's end of the pair) is on this stack, which
+        # never unwinds, so nothing closes that number again once it is reused.
         keep = control.fileno()
         os.closerange(3, keep)
         os.closerange(keep + 1, os.sysconf("SC_OPEN_MAX"))

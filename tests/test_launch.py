@@ -3,6 +3,7 @@ kept on disk between runs. Whichever way a worker starts, the verdict and the co
 
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -173,3 +174,16 @@ def t5_relative_pos(seed, T, num_buckets, max_distance):
     code, report = run_grade("t5_relative_pos", "--file", learner, "--call-time-limit", "2", env=env)
     assert (code, report["status"]) == (1, "timeout")
     assert "printed" in report["output"] and "written" in report["output"]
+
+
+def test_the_zygote_keeps_nothing_the_command_inherited(own_cache):
+    """A descriptor the command's parent leaked to it (here the write end of a pipe) is not held for the
+    zygote's ten minutes: whoever reads that pipe sees it close when the command ends."""
+    folder, env = own_cache
+    read, write = os.pipe()
+    done = subprocess.run([sys.executable, "-m", "grader.cli", "rmsnorm", "--file", REFERENCE["rmsnorm"], "--json"],
+                          cwd=ROOT, env=env, capture_output=True, timeout=300, pass_fds=(write,))
+    os.close(write)
+    assert done.returncode == 0 and len(zygotes(folder)) == 1
+    assert select.select([read], [], [], 10)[0] and os.read(read, 1) == b""
+    os.close(read)
