@@ -19,7 +19,7 @@ from grader import cache as cache_mod
 from grader.compare import Comparison, compare
 from grader.launch import Launch, Zygote, learner_compile_cache
 from grader.problems import Problem, cache_folder, relative
-from grader.sandbox import Worker, WorkerFailure
+from grader.sandbox import NotAcknowledged, Worker, WorkerFailure
 
 STATUSES = ("pass", "fail", "error", "timeout", "not_started")
 SHRINK_SECONDS = 20.0  # time allowed for shrinking once a failure is found
@@ -274,8 +274,34 @@ def load_message(problem: Problem, key: str, path: Path, source: str, memory_mib
             "arg_names": list(problem.args), "memory_mib": memory_mib}
 
 
+@dataclass
+class Fetch:
+    """The learner's answers to one batch, on their way from one worker, in order."""
+
+    worker: Worker
+    pending: list[str]  # digests of the answers not yet received
+    received: int = 0
+
+
+def split_by_signature(problem: Problem, cases: list[tuple[str, dict]]) -> list[list[tuple[str, dict]]]:
+    """``cases`` (digest, args) in two parts with no jit signature (integer arguments and array shapes)
+    in common, since each signature is one more program to trace and compile: signatures go to
+    alternate parts in the order they first appear, and each part keeps the cases' order."""
+    signatures: dict[tuple, int] = {}
+    parts: tuple[list, list] = ([], [])
+    for digest, args in cases:
+        signature = tuple(getattr(args[name], "shape", None) if kind.startswith("array:") else args[name]
+                          for name, kind in problem.args.items() if kind != "float")
+        parts[signatures.setdefault(signature, len(signatures)) % 2].append((digest, args))
+    return [part for part in parts if part]
+
+
 class Session:
-    """One grading run: the learner's worker (or a trusted module in the shared worker) and the reference."""
+    """One grading run: the learner's worker (or a trusted module in the shared worker) and the reference.
+
+    When the reference has nothing to compute (its outputs are all cached, as on a re-grade), the core
+    it would use runs a second worker with the learner's code, which answers part of the batch.
+    """
 
     def __init__(self, problem: Problem, learner_path: Path, options: Options, trusted: Trusted | None = None,
                  subject_key: str | None = None, launch: Launch | None = None):
@@ -294,8 +320,8 @@ class Session:
             if self.owns_trusted:
                 self.trusted.zygote = self.launch.own
         self.memo: dict[str, tuple | WorkerFailure] = {}  # the learner's answers fetched ahead, by input digest
-        self.pending: list[str] = []  # digests of batch answers not yet received, in order
-        self.received = 0
+        self.fetches: list[Fetch] = []
+        self.helper: Worker | None = None  # the learner's second worker, if any
         if subject_key is None:  # learner code: a worker of its own
             self.key = "learner"
             self.learner_source = learner_path.read_text(errors="replace")
@@ -321,7 +347,8 @@ class Session:
 
     def prefetch(self, cases: list[dict]) -> None:
         """Ask for the learner's and the reference's outputs on ``cases`` in one batch each, both workers
-        running at once. ``evaluate`` takes the learner's answers as it needs them; whatever is still
+        running at once (or, with the reference's outputs all cached, for the learner's in two batches,
+        in two workers). ``evaluate`` takes the learner's answers as it needs them; whatever is still
         pending when grading stops early or moves on (to shrinking) is cancelled."""
         unique = list({cache_mod.args_digest(a): a for a in cases}.items())
         if not unique:
@@ -336,44 +363,62 @@ class Session:
                 self.trusted.collect("reference", args)
             return
         self._learner_ready()
-        self.learner.request(*batch_message(self.problem, self.key, [a for _, a in unique], self.options.jit))
-        self.pending = [digest for digest, _ in unique]
-        self.received = 0
+        parts = [unique]
+        zygote = self.launch.found or self.launch.own
+        if not misses and zygote is not None:  # the reference's core is free
+            parts = split_by_signature(self.problem, unique)
+        for i, part in enumerate(parts):
+            if i:
+                self.helper = Worker(compile_cache=learner_compile_cache(self.trusted.cache_folder), zygote=zygote)
+                self.helper.request(load_message(self.problem, self.key, self.learner_path, self.learner_source,
+                                                 self.memory_mib), acknowledge="loading your file")
+            worker = self.helper if i else self.learner
+            worker.request(*batch_message(self.problem, self.key, [a for _, a in part], self.options.jit))
+            self.fetches.append(Fetch(worker, [digest for digest, _ in part]))
 
-    def _take_pending(self, until: str | None = None) -> None:
-        """Receive the batch's answers into ``memo``, up to the one for digest ``until`` (or all)."""
-        while self.pending:
-            digest = self.pending.pop(0)
+    def _fetch_of(self, digest: str) -> Fetch | None:
+        return next((fetch for fetch in self.fetches if digest in fetch.pending), None)
+
+    def _take_pending(self, fetch: Fetch, until: str) -> None:
+        """Receive ``fetch``'s answers into ``memo``, up to the one for digest ``until``."""
+        while fetch.pending:
+            digest = fetch.pending.pop(0)
             # The first case runs alone; the second answer may wait for the rest traced together.
-            limit = self.call_seconds * (max(1.0, len(self.pending) / 4) if self.received == 1 else 1.0)
-            self.received += 1
+            limit = self.call_seconds * (max(1.0, len(fetch.pending) / 4) if fetch.received == 1 else 1.0)
+            fetch.received += 1
             try:
-                self.memo[digest] = self.learner.receive(min(limit, max(self.remaining(), 0.1)))
-            except WorkerFailure as failure:
-                if self.learner is self.trusted.worker:
-                    raise RuntimeError(f"{self.key} failed on a batch of {self.problem.slug}") from None
-                if self.received == 1:  # that case alone: the verdict is known
+                self.memo[digest] = fetch.worker.receive(min(limit, max(self.remaining(), 0.1)))
+            except (WorkerFailure, NotAcknowledged) as failure:
+                if isinstance(failure, NotAcknowledged):
+                    pass  # loaded in the first worker but not in the second: its cases go to the first
+                elif fetch.received == 1:  # that case alone: the verdict is known
                     self.memo[digest] = failure
-                else:  # somewhere in the batch: start afresh, one case at a time
+                elif fetch.worker is self.learner:  # somewhere in the batch: start afresh, one case at a time
                     self.learner.kill()
                     self._start_learner()
                     self._learner_ready()
-                self.pending = []
+                if fetch.worker is self.helper:
+                    self.helper.kill()
+                self.fetches.remove(fetch)
                 return
             if digest == until:
                 return
 
     def cancel_pending(self) -> None:
-        """Stop the rest of the batch; answers already on their way are kept."""
-        if not self.pending:
-            return
+        """Stop the rest of the batches; answers already on their way are kept."""
+        for fetch in self.fetches:
+            if not fetch.pending:
+                continue
 
-        def keep(header: dict, arrays: list) -> None:
-            if self.pending:
-                self.memo[self.pending.pop(0)] = (header, arrays)
+            def keep(header: dict, arrays: list, fetch: Fetch = fetch) -> None:
+                if fetch.pending:
+                    self.memo[fetch.pending.pop(0)] = (header, arrays)
 
-        cancel_batch(self.learner, keep, timeout=max(self.call_seconds, 1.0))
-        self.pending = []
+            try:
+                cancel_batch(fetch.worker, keep, timeout=max(self.call_seconds, 1.0))
+            except NotAcknowledged:  # the second worker never loaded the file: nothing of it to keep
+                fetch.worker.kill()
+        self.fetches = []
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
@@ -420,14 +465,14 @@ class Session:
         self._learner_ready()
         expected = self.trusted.cache.get(args)
         digest = cache_mod.args_digest(args)
-        if digest in self.pending:
-            self._take_pending(until=digest)
-        else:
-            self.cancel_pending()  # a case outside the batch (shrinking): the worker must be free
+        fetch = self._fetch_of(digest)
+        if fetch is not None:
+            self._take_pending(fetch, until=digest)
         answer = self.memo.get(digest)
         if isinstance(answer, WorkerFailure):
             raise StopGrading(self._failure_outcome(name, args, answer))
-        if answer is None:
+        if answer is None:  # a case outside the batches (shrinking), or one a failed batch left unanswered
+            self.cancel_pending()  # the worker must be free
             entries, arrays = encode_call(self.problem, args)
             self.learner.request({"op": "call", "key": self.key, "args": entries, "jit": self.options.jit}, arrays)
         shared = self.learner is self.trusted.worker
@@ -477,6 +522,11 @@ class Session:
         else:
             self.learner.close()
             printed = self.learner.output.text()
+            if self.helper is not None:
+                self.helper.close()
+                second = self.helper.output.text()
+                if second.strip():
+                    printed += f"\n[printed by a second process, which ran your file on some of the inputs]\n{second}"
         if self.owns_trusted:
             self.trusted.close()
         if self.launch is not None:
