@@ -220,23 +220,23 @@ def t5_relative_pos(seed, T, num_buckets, max_distance):
     assert (code, report["status"]) == (1, "fail")
 
 
-@pytest.mark.parametrize("mistake", ["raise RuntimeError('not here')", "os._exit(3)"])
-def test_what_the_second_worker_leaves_unanswered_the_first_answers(grade_json, submission, mistake):
-    """A second worker that cannot load the file, or dies partway through its batch, costs nothing but
-    time: its remaining cases run in the first worker."""
-    grade_json("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"])
-    if mistake.startswith("raise"):
-        source = SECOND_KNOWS + f"\nif SECOND:\n    {mistake}\n"
-    else:  # the second worker's first answer comes; it exits while computing the rest
-        source = SECOND_KNOWS + f'''
+CANNOT_LOAD = 'if SECOND:\n    raise RuntimeError("only the first process may load this file")\n'
+DIES_PARTWAY = '''
 _calls = [0]
 
 
 def t5_relative_pos(seed, T, num_buckets, max_distance):
     _calls[0] += 1
-    if SECOND and _calls[0] > 1:
-        {mistake}
+    if SECOND and _calls[0] > 1:  # the first answer comes; the process exits while computing the rest
+        os._exit(3)
     return _right(seed, T, num_buckets, max_distance)
 '''
-    code, report = grade_json("t5_relative_pos", "--file", submission(source))
+
+
+@pytest.mark.parametrize("tail", [CANNOT_LOAD, DIES_PARTWAY], ids=["cannot load", "dies partway"])
+def test_what_the_second_worker_leaves_unanswered_the_first_answers(grade_json, submission, tail):
+    """A second worker that cannot load the file, or dies partway through its batch, costs nothing but
+    time: its remaining cases run in the first worker."""
+    grade_json("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"])
+    code, report = grade_json("t5_relative_pos", "--file", submission(SECOND_KNOWS + tail))
     assert (code, report["status"]) == (0, "pass") and report["examples_run"] == 24
