@@ -134,7 +134,7 @@ class Worker:
             return WorkerFailure("memory", "the process ran out of memory")
         if self.proc.pid is None:
             return WorkerFailure("crash", "the worker could not start: the process that forks workers "
-                                          "(python -m grader.launch) ended first; does `python -c 'import jax'` work?")
+                                          "ended first; does `python -c 'import jax'` work?")
         if code is not None and code < 0:
             name = signal.Signals(-code).name
             if -code == signal.SIGKILL:

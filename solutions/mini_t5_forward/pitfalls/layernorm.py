@@ -4,11 +4,12 @@ Known-wrong variant: the reference, loaded afresh, with the code below in place 
 MISTAKE comment marks the difference.
 """
 
-import importlib.util
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
+
+from grader.problems import load_module
 
 MESSAGE = (
     "Your norm subtracts the mean of each row, which makes it a LayerNorm. RMSNorm does "
@@ -17,10 +18,7 @@ MESSAGE = (
 )
 
 
-_spec = importlib.util.spec_from_file_location(f"{__name__}_reference",
-                                               Path(__file__).parents[1] / "mini_t5_forward.py")
-reference = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(reference)
+reference = load_module(Path(__file__).parents[1] / "mini_t5_forward.py", f"{__name__}_reference")
 
 
 class RMSNorm(reference.RMSNorm):

@@ -4,10 +4,9 @@ Known-wrong variant: the reference, loaded afresh, with the code below in place 
 MISTAKE comment marks the difference.
 """
 
-import importlib.util
 from pathlib import Path
 
-
+from grader.problems import load_module
 
 MESSAGE = (
     "Your decoder's self-attention lets each position see the positions after it. The "
@@ -18,10 +17,7 @@ MESSAGE = (
 )
 
 
-_spec = importlib.util.spec_from_file_location(f"{__name__}_reference",
-                                               Path(__file__).parents[1] / "mini_t5_forward.py")
-reference = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(reference)
+reference = load_module(Path(__file__).parents[1] / "mini_t5_forward.py", f"{__name__}_reference")
 
 
 class DecoderBlock(reference.DecoderBlock):
@@ -35,7 +31,6 @@ class DecoderBlock(reference.DecoderBlock):
         Returns:
             (T_dec, D) float32.
         """
-        T_dec = x.shape[0]
         h = self.self_attn_norm(x)
         x = x + self.self_attn(h, h)  # MISTAKE: no causal mask
         # queries from the decoder stream; keys and values from the encoder's memory
