@@ -1,119 +1,101 @@
-"""Reference outputs kept on disk between runs, keyed by everything that could change them.
+"""What is kept on disk between runs, and the one fingerprint that keys all of it.
 
-The key of an entry hashes the problem, the reference source (and its grading hooks), the versions of
-jax, jaxlib, flax and numpy, the JAX platform, and the inputs. The grader reads a problem's entries into
-memory before any learner code starts and writes them back after the learner's worker has ended.
+Reference outputs (per problem and per trusted module) and the inputs Hypothesis draws are kept in
+``.grade/cache`` (GRADE_CACHE_DIR overrides). Every file's name hashes :func:`grader.fingerprint.fingerprint` and the
+sources the contents depend on, so a change to any of them is a miss, never a stale hit. Any failure to
+read a file is a miss too. The grader reads what it needs before learner code starts (which cannot
+write there: see :mod:`grader.isolation`) and writes after its run.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import importlib.metadata
 import json
 import os
 from pathlib import Path
 
 import numpy as np
 
-PACKAGES = ("jax", "jaxlib", "flax", "numpy")
+from grader import kinds
+from grader.fingerprint import fingerprint
 
-
-@functools.cache
-def environment_fingerprint() -> str:
-    """Library versions and the JAX platform (plugins installed, JAX_PLATFORMS), without importing jax."""
-    parts = []
-    for name in PACKAGES:
-        try:
-            parts.append(f"{name}={importlib.metadata.version(name)}")
-        except importlib.metadata.PackageNotFoundError:
-            parts.append(f"{name}=none")
-    plugins = sorted(d.metadata["Name"] for d in importlib.metadata.distributions()
-                     if (d.metadata["Name"] or "").lower().startswith(("jax-cuda", "jax_cuda", "jax-rocm", "libtpu")))
-    parts.append("plugins=" + ",".join(plugins))
-    parts.append("platforms=" + os.environ.get("JAX_PLATFORMS", ""))
-    return ";".join(parts)
-
-
-def args_digest(args: dict) -> str:
-    h = hashlib.sha256()
-    for name in sorted(args):
-        value = args[name]
-        if isinstance(value, np.ndarray):
-            h.update(f"{name}:{value.dtype.name}:{value.shape}:".encode())
-            h.update(np.ascontiguousarray(value).tobytes())
-        else:
-            h.update(f"{name}:{type(value).__name__}:{value!r};".encode())
-    return h.hexdigest()[:32]
+def file_key(*parts: str | bytes | Path) -> str:
+    """A short hash of the fingerprint and ``parts`` (a path stands for its contents)."""
+    h = hashlib.sha256(fingerprint().encode())
+    for part in parts:
+        data = part.read_bytes() if isinstance(part, Path) else part
+        h.update((data.encode() if isinstance(data, str) else data) + b"\0")
+    return h.hexdigest()[:16]
 
 
 class ReferenceCache:
-    """In-memory map from inputs to reference outputs, loaded from and saved to one file per version."""
+    """Outputs of one trusted module by input digest, loaded from and saved to one file."""
 
-    def __init__(self, folder: Path | None, slug: str, sources: list[Path]):
-        h = hashlib.sha256(environment_fingerprint().encode())
-        for path in sources:
-            h.update(path.read_bytes())
-        self.path = folder / f"{slug}-{h.hexdigest()[:16]}.npz" if folder else None
+    def __init__(self, folder: Path | None, name: str, sources: list[Path]):
+        self.path = folder / f"{name}-{file_key(*sources)}.npz" if folder else None
         self.entries: dict[str, np.ndarray] = {}
         self.new = 0
-        if self.path and self.path.is_file():
+        if self.path is not None:
             try:
                 with np.load(self.path, allow_pickle=False) as data:
                     self.entries = {k: data[k] for k in data.files}
-            except (OSError, ValueError):
+            except Exception:  # noqa: BLE001  (missing, truncated, not an archive: a miss)
                 self.entries = {}
 
-    def get(self, args: dict) -> np.ndarray | None:
-        return self.entries.get(args_digest(args))
+    def get(self, digest: str) -> np.ndarray | None:
+        return self.entries.get(digest)
 
-    def put(self, args: dict, output: np.ndarray) -> None:
-        self.entries[args_digest(args)] = output
+    def put(self, digest: str, output: np.ndarray) -> None:
+        self.entries[digest] = output
         self.new += 1
 
+    def drop(self, digest: str) -> None:
+        self.entries.pop(digest, None)
+
     def save(self) -> None:
-        if not self.path or not self.new:
+        if self.path is None or not self.new:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(f".{os.getpid()}.tmp.npz")
-        np.savez(tmp, **self.entries)
-        os.replace(tmp, self.path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(f".{os.getpid()}.tmp.npz")
+            np.savez(tmp, **self.entries)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # a cache that cannot be written costs time, not a verdict
 
 
 def inputs_file(folder: Path | None, slug: str, sources: list[Path], max_examples: int) -> Path | None:
-    """Where the inputs Hypothesis draws for a problem are kept; the name hashes what decides them (the
-    strategy and problem files, the grader's settings, the library versions), as Hypothesis draws them
-    derandomised: the same inputs every run."""
+    """Where the inputs Hypothesis draws for a problem are kept (it draws them derandomised: the same
+    inputs every run, given the same strategy, settings and libraries)."""
     if folder is None:
         return None
-    try:
-        hypothesis = importlib.metadata.version("hypothesis")
-    except importlib.metadata.PackageNotFoundError:
-        hypothesis = "none"
-    h = hashlib.sha256(f"{environment_fingerprint()};hypothesis={hypothesis};{max_examples}".encode())
-    for path in sources:
-        h.update(path.read_bytes())
-    return folder / f"{slug}-inputs-{h.hexdigest()[:16]}.npz"
+    return folder / f"{slug}-inputs-{file_key(str(max_examples), *sources)}.npz"
 
 
-def save_inputs(path: Path, cases: list[dict]) -> None:
+def save_inputs(path: Path, arg_kinds: dict[str, str], cases: list[dict]) -> None:
     entries = {f"{i}/{name}": np.asarray(value) for i, case in enumerate(cases) for name, value in case.items()}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
-    np.savez(tmp, count=np.asarray(len(cases)), **entries)
-    os.replace(tmp, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
+        np.savez(tmp, count=np.asarray(len(cases)), **entries)
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
-def load_inputs(path: Path, kinds: dict[str, str]) -> list[dict] | None:
-    """The cases saved at ``path`` (ints and floats as Python numbers again), or None."""
-    if not path.is_file():
-        return None
-    convert = {"int": int, "float": float}
+def load_inputs(path: Path, arg_kinds: dict[str, str]) -> list[dict] | None:
+    """The cases saved at ``path``, each checked against the argument kinds again; None on any failure."""
     try:
         with np.load(path, allow_pickle=False) as data:
-            return [{name: convert.get(kind, np.asarray)(data[f"{i}/{name}"]) for name, kind in kinds.items()}
-                    for i in range(int(data["count"]))]
-    except (OSError, ValueError, KeyError):
+            cases = []
+            for i in range(int(data["count"])):
+                case = {}
+                for name, kind in arg_kinds.items():
+                    value = data[f"{i}/{name}"]
+                    case[name] = kinds.KINDS[kind].coerce(value if value.ndim else value.item())
+                cases.append(case)
+            return cases
+    except Exception:  # noqa: BLE001  (missing, truncated, tampered with: drawn again)
         return None
 
 

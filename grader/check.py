@@ -21,10 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import pitfalls, problems
-from grader.compare import compare
-from grader.grading import Options, Trusted, grade
+from grader import diagnosis, problems
+from grader.engine import Options, grade
 from grader.report import case_from_json, case_to_json
+from grader.trusted import ReferenceError, Trusted
+from grader.verdict import Status
 
 
 @dataclass
@@ -74,21 +75,12 @@ def check_metadata(problem: problems.Problem) -> list[Row]:
         for name, path in problem.variants(kind).items():
             sig = signature_of(path, problem.slug)
             bad = sig is None or sig[0] != names
-            if kind == "pitfalls" and not pitfalls.read_message(path):
+            if kind == "pitfalls" and not diagnosis.read_message(path):
                 bad = True
             if bad:
                 row(f"{kind[:-1]} {name}", False, "needs the entry function with the problem's signature"
                     + (" and a MESSAGE" if kind == "pitfalls" else ""))
     return rows
-
-
-def agrees(problem: problems.Problem, trusted: Trusted, args: dict, expected: np.ndarray, got: np.ndarray) -> bool:
-    result = compare(expected_flat=expected.reshape(-1), natural_shape=problem.natural_shape(args),
-                     dtype=problem.output_dtype, result={"type": "array"},
-                     spec={"dtype": got.dtype.name, "shape": [got.size]}, actual=got.reshape(-1),
-                     exact=problem.exact, rtol=problem.rtol, atol=problem.atol,
-                     accept_also=trusted.accept_also(args, expected.reshape(-1)))
-    return result.ok
 
 
 def golden_path(problem: problems.Problem) -> Path:
@@ -100,7 +92,7 @@ def check_outputs(problem: problems.Problem, trusted: Trusted, update_golden: bo
     for ex in problem.examples:
         if ex.expected is not None:
             got = trusted.output("reference", ex.args)
-            ok = agrees(problem, trusted, ex.args, ex.expected, got)
+            ok = trusted.agrees(ex.args, ex.expected.reshape(-1), got)
             rows.append(Row(problem.slug, f"statement: {ex.name}", ok,
                             "the reference reproduces it" if ok else f"the reference gives {got.tolist()}"))
     path = golden_path(problem)
@@ -116,7 +108,7 @@ def check_outputs(problem: problems.Problem, trusted: Trusted, update_golden: bo
     for entry in json.loads(path.read_text()):
         args = case_from_json(problem, entry["args"])
         stored = np.asarray(entry["output"], dtype=problem.output_dtype)
-        if not agrees(problem, trusted, args, stored, trusted.output("reference", args)):
+        if not trusted.agrees(args, stored.reshape(-1), trusted.output("reference", args)):
             bad.append(entry["name"])
     rows.append(Row(problem.slug, "golden outputs", not bad,
                     "the reference still gives the stored outputs" if not bad
@@ -139,25 +131,25 @@ def check_problem(root: Path, slug: str, update_golden: bool = False) -> list[Ro
 
         def graded(path: Path, key: str | None, fixed: bool = True):
             started = time.monotonic()
-            verdict = grade(problem, path, options, extra=partial(pitfalls.explain, name_only=True),
+            verdict = grade(problem, path, options, extra=partial(diagnosis.explain, name_only=True),
                             trusted=trusted, subject_key=key, fixed=fixed)
             return verdict, f"{verdict.status} in {time.monotonic() - started:.1f} s"
 
         verdict, took = graded(problem.reference, "reference")
-        rows.append(Row(slug, "reference passes", verdict.status == "pass", f"{took}: {verdict.message}"))
+        rows.append(Row(slug, "reference passes", verdict.status == Status.PASS, f"{took}: {verdict.message}"))
         verdict, took = graded(problem.stub, None)
-        rows.append(Row(slug, "stub is not_started", verdict.status == "not_started", f"{took}: {verdict.message}"))
+        rows.append(Row(slug, "stub is not_started", verdict.status == Status.NOT_STARTED, f"{took}: {verdict.message}"))
         for name, path in problem.variants("pitfalls").items():
             # As a learner meets it (fixed examples first), then on generated inputs alone: a mistake
             # that only a fixed example catches means the strategy is too weak.
             details, ok = [], True
             for fixed, how in ((True, "graded"), (False, "generated inputs alone")):
                 verdict, took = graded(path, f"pitfall_{name}", fixed)
-                named = verdict.pitfall["id"] if verdict.pitfall else None
-                ok &= verdict.status == "fail" and named == name
-                if verdict.status == "pass":
+                named = verdict.pitfall.id if verdict.pitfall else None
+                ok &= verdict.status == Status.FAIL and named == name
+                if verdict.status == Status.PASS:
                     details.append(f"{how}: slipped through every case ({took}); strengthen strategies.py")
-                elif verdict.status == "fail":
+                elif verdict.status == Status.FAIL:
                     where = verdict.counterexample.name if verdict.counterexample else "?"
                     details.append(f"{how}: fails on {where}, named {named} ({took})")
                 else:
@@ -165,8 +157,8 @@ def check_problem(root: Path, slug: str, update_golden: bool = False) -> list[Ro
             rows.append(Row(slug, f"pitfall {name}", ok, "; ".join(details)))
         for name, path in problem.variants("alternatives").items():
             verdict, took = graded(path, f"alternative_{name}")
-            rows.append(Row(slug, f"alternative {name}", verdict.status == "pass", f"{took}: {verdict.message}"))
-    except RuntimeError as exc:
+            rows.append(Row(slug, f"alternative {name}", verdict.status == Status.PASS, f"{took}: {verdict.message}"))
+    except ReferenceError as exc:
         rows.append(Row(slug, "reference runs", False, str(exc)))
     finally:
         trusted.close()

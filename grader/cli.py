@@ -10,7 +10,7 @@ from pathlib import Path
 
 # Only light modules here: `grade <problem>` starts its workers' zygote before importing NumPy and the rest.
 from grader import problems
-from grader.launch import Launch
+from grader.zygote import Launch
 
 EXIT_PASS, EXIT_VERDICT, EXIT_USAGE = 0, 1, 2
 
@@ -37,9 +37,11 @@ def cmd_grade(argv: list[str]) -> int:
             launch = Launch.prepare(root / "solutions" / args.problem / f"{args.problem}.py",
                                     None if args.no_cache else problems.cache_folder(root))
         from grader import report
-        from grader.grading import Options, grade
+        from grader.engine import Options, grade
 
         problem = problems.load(root, args.problem)
+        problem.hooks()  # an instructor's broken file is a usage error, found before anything runs
+        problem.properties()
         learner = (args.file or problem.stub).resolve()
         if not learner.is_file():
             raise problems.UsageError(f"no file at {args.file or problem.stub}")
@@ -58,9 +60,12 @@ def cmd_grade(argv: list[str]) -> int:
 
     options = Options(jit=not args.no_jit, use_cache=not args.no_cache, call_seconds=args.call_time_limit,
                       problem_seconds=args.time_limit, memory_mib=args.memory_mib)
-    from grader import pitfalls
+    from grader import diagnosis
 
-    verdict = grade(problem, learner, options, cases=cases, extra=pitfalls.explain, launch=launch)
+    try:
+        verdict = grade(problem, learner, options, cases=cases, extra=diagnosis.explain, launch=launch)
+    except problems.ProblemError as exc:  # e.g. a strategy that fails when it draws
+        return usage_error(str(exc), args.json, args.problem)
     replay = None
     if verdict.counterexample is not None and verdict.counterexample.args and verdict.status != "pass":
         saved = report.save_case(problem, verdict.counterexample.args)
@@ -77,9 +82,9 @@ def cmd_grade(argv: list[str]) -> int:
 def usage_error(message: str, as_json: bool, problem: str | None = None) -> int:
     print(f"grade: {message}", file=sys.stderr)
     if as_json:
-        print(json.dumps({"problem": problem, "status": "error", "message": message, "checks": [],
-                          "counterexample": None, "pitfall": None, "examples_run": 0, "duration_s": 0.0,
-                          "output": ""}))
+        from grader import report
+
+        print(report.usage_error_json(problem, message))
     return EXIT_USAGE
 
 
@@ -87,21 +92,27 @@ def state_path(root: Path) -> Path:
     return root / ".grade" / "state.json"
 
 
+def file_digest(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def record_status(root: Path, slug: str, learner: Path, status: str) -> None:
     from grader.cache import write_json
-    from grader.grading import file_digest
 
     path = state_path(root)
     try:
         state = json.loads(path.read_text()) if path.is_file() else {}
     except ValueError:
         state = {}
-    state[slug] = {"status": status, "sha256": file_digest(learner)}
+    state[slug] = {"status": str(status), "sha256": file_digest(learner)}
     write_json(path, state)
 
 
 def cmd_list(argv: list[str]) -> int:
-    """List every problem with the status of its last grading (if the file is unchanged since)."""
+    """List every problem with the status of its last grading (if the file is unchanged since). A problem
+    that does not load is listed as `broken: <why>`; the exit code is 2 when every problem is broken."""
     argparse.ArgumentParser(prog="grade list", description=cmd_list.__doc__).parse_args(argv)
     try:
         root = problems.find_root()
@@ -112,11 +123,16 @@ def cmd_list(argv: list[str]) -> int:
         state = json.loads(path.read_text()) if path.is_file() else {}
     except ValueError:
         state = {}
-    from grader.grading import file_digest
-
-    rows = []
+    rows, broken = [], 0
     for slug in problems.slugs(root):
-        problem = problems.load(root, slug)
+        try:
+            problem = problems.load(root, slug)
+            if not problem.stub.is_file():
+                raise problems.ProblemError(f"problems/{slug}/{slug}.py is missing")
+        except problems.ProblemError as exc:  # one broken problem must not hide the others
+            broken += 1
+            rows.append((slug, "", f"broken: {exc}"))
+            continue
         entry = state.get(slug)
         if entry is None:
             status = "not graded yet"
@@ -129,7 +145,9 @@ def cmd_list(argv: list[str]) -> int:
     title_width = max(len(r[1]) for r in rows) if rows else 0
     for slug, title, status in rows:
         print(f"{slug.ljust(width)}  {title.ljust(title_width)}  {status}")
-    return EXIT_PASS
+    # A partly broken list still answers the question asked; an entirely broken one is an instructor's
+    # mistake to stop on.
+    return EXIT_USAGE if rows and broken == len(rows) else EXIT_PASS
 
 
 def cmd_check(argv: list[str]) -> int:

@@ -1,21 +1,27 @@
-"""Find the checkout, list its problems and load one: metadata, strategy, stub and reference paths."""
+"""Find the checkout, list its problems and load one: metadata, strategy, stub and reference paths.
+
+Every file an instructor writes is checked where it is read, and every mistake in one is a
+ProblemError: one sentence that names the file and the key (or what importing it raised), never a
+traceback, so that `grade` can print it and exit 2.
+"""
 
 from __future__ import annotations
 
 import ast
 import importlib.util
+import keyword
 import math
 import os
 import tomllib
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grader import kinds
+
 if TYPE_CHECKING:  # NumPy is imported where it is used: `grade` starts its workers before importing it
     import numpy as np
-
-ARG_KINDS = ("int", "float")
-ARRAY_DTYPES = ("float32", "float64", "int32", "int64")
 
 
 class ProblemError(Exception):
@@ -59,7 +65,7 @@ class Problem:
     slug: str
     root: Path
     title: str
-    args: dict[str, str]  # name -> "int" | "float" | "array:<dtype>"
+    args: dict[str, str]  # name -> a kind of grader.kinds.KINDS: "int" | "float" | "array:<dtype>"
     output_dtype: str
     output_shape: list[str]
     exact: bool
@@ -96,16 +102,73 @@ class Problem:
         return {p.stem: p for p in sorted(folder.glob("*.py")) if not p.name.startswith("_")}
 
     def strategy(self):
-        return load_module(self.folder / "strategies.py", f"strategies_{self.slug}").inputs()
+        """The Hypothesis strategy that ``strategies.py``'s ``inputs()`` returns."""
+        from hypothesis.strategies import SearchStrategy
+
+        path = self.folder / "strategies.py"
+        where = _shown_path(path, self.root)
+        inputs = getattr(_import(path, f"strategies_{self.slug}", self.root), "inputs", None)
+        if not callable(inputs):
+            raise ProblemError(f"{where}: inputs is not defined; it must be a function returning a Hypothesis strategy")
+        try:
+            strategy = inputs()
+        except (Exception, SystemExit) as exc:
+            raise ProblemError(f"{where}: inputs() raised {_describe(exc, path)}") from None
+        if not isinstance(strategy, SearchStrategy):
+            raise ProblemError(f"{where}: inputs() returned {_shown(strategy)}, not a Hypothesis strategy")
+        return strategy
+
+    def validate_strategy(self) -> dict:
+        """Draw one input from the strategy (its simplest, the same every run) and check it against the
+        arguments; returns it, checked. Composite strategies run the instructor's code only when drawn,
+        so this is where a strategy that raises or draws a wrong value shows."""
+        from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+        from hypothesis.errors import Unsatisfiable
+
+        strategy = self.strategy()
+        path = self.folder / "strategies.py"
+        where = _shown_path(path, self.root)
+        drawn = []
+
+        @settings(max_examples=1, derandomize=True, database=None, deadline=None, phases=(Phase.generate,),
+                  suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)
+        @given(strategy)
+        def draw(args):
+            drawn.append(args)
+
+        try:
+            draw()
+        except Unsatisfiable:
+            raise ProblemError(f"{where}: inputs() draws nothing (its filters reject every draw, or it is empty)") from None
+        except (Exception, SystemExit) as exc:
+            raise ProblemError(f"{where}: drawing from inputs() raised {_describe(exc, path)}") from None
+        return self._coerce(drawn[0], f"{where}: what inputs() draws",
+                            lambda name: f"{where}: the argument {name} that inputs() draws")
 
     def hooks(self):
         """The optional ``solutions/<slug>/grading.py`` module, or None."""
         path = self.solution_folder / "grading.py"
-        return load_module(path, f"grading_{self.slug}") if path.is_file() else None
+        if not path.is_file():
+            return None
+        module = _import(path, f"grading_{self.slug}", self.root)
+        if hasattr(module, "accept_also") and not callable(module.accept_also):
+            raise ProblemError(f"{_shown_path(path, self.root)}: accept_also must be a function")
+        return module
 
     def properties(self):
+        """The optional ``properties.py`` module, whose ``PROPERTIES`` lists its checks, or None."""
         path = self.folder / "properties.py"
-        return load_module(path, f"properties_{self.slug}") if path.is_file() else None
+        if not path.is_file():
+            return None
+        module = _import(path, f"properties_{self.slug}", self.root)
+        if not hasattr(module, "PROPERTIES"):
+            raise ProblemError(f"{_shown_path(path, self.root)}: PROPERTIES is not defined; it must be a list of "
+                               "functions (args, output) -> a sentence or None")
+        checks = module.PROPERTIES
+        if not isinstance(checks, (list, tuple)) or not all(callable(c) for c in checks):
+            raise ProblemError(f"{_shown_path(path, self.root)}: PROPERTIES must be a list of functions "
+                               f"(args, output) -> a sentence or None, got {_shown(checks)}")
+        return module
 
     def natural_shape(self, args: dict) -> tuple[int, ...]:
         shape: list[int] = []
@@ -118,23 +181,42 @@ class Problem:
         return (math.prod(self.natural_shape(args)),)
 
     def check_args(self, args: dict) -> dict:
-        """Coerce and validate one input dict against the declared argument kinds."""
+        """Coerce and validate one input dict against the declared argument kinds: ints become Python
+        ints, floats Python floats, arrays contiguous NumPy arrays of the declared dtype."""
+        return self._coerce(args, f"{self.slug}: the inputs", lambda name: f"{self.slug}: argument {name}")
+
+    def _coerce(self, args, whole: str, part) -> dict:
+        """``check_args`` with the messages' subject given: ``whole`` names the dict, ``part(name)`` one
+        of its entries."""
+        names = ", ".join(self.args)
+        if not isinstance(args, dict):
+            raise ProblemError(f"{whole} must be a dict of the arguments {names}, got {_shown(args)}")
+        missing = [name for name in self.args if name not in args]
+        if missing:
+            raise ProblemError(f"{part(missing[0])} is missing; the arguments are {names}")
+        extra = [name for name in args if name not in self.args]
+        if extra:
+            raise ProblemError(f"{part(extra[0])} is not an argument; the arguments are {names}")
+        clean = {}
+        for name, kind_name in self.args.items():
+            try:
+                clean[name] = kinds.KINDS[kind_name].coerce(args[name])
+            except kinds.KindError as exc:
+                raise ProblemError(f"{part(name)} {_one_line(str(exc))}") from None
+        return clean
+
+    def call_text(self, args: dict) -> str:
+        """The call as code, arrays summarised: ``rmsnorm(seed=0, x=<float32 array of shape (2, 3)>, eps=0.01)``."""
         import numpy as np
 
-        if set(args) != set(self.args):
-            raise ProblemError(f"{self.slug}: inputs {sorted(args)} do not match the arguments {list(self.args)}")
-        clean = {}
-        for name, kind in self.args.items():
-            value = args[name]
-            if kind == "int":
-                if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                    raise ProblemError(f"{self.slug}: argument {name} must be an int, got {value!r}")
-                clean[name] = int(value)
-            elif kind == "float":
-                clean[name] = float(value)
+        shown = []
+        for name in self.args:
+            value = args.get(name)
+            if isinstance(value, np.ndarray):
+                shown.append(f"{name}=<{value.dtype.name} array of shape {value.shape}>")
             else:
-                clean[name] = np.asarray(value, dtype=kind.split(":", 1)[1])
-        return clean
+                shown.append(f"{name}={value!r}")
+        return f"{self.slug}({', '.join(shown)})"
 
 
 def load_module(path: Path, name: str):
@@ -144,16 +226,91 @@ def load_module(path: Path, name: str):
     return module
 
 
+def _import(path: Path, name: str, root: Path):
+    """``load_module``, with whatever the instructor's module raises as a ProblemError."""
+    where = _shown_path(path, root)
+    if not path.is_file():
+        raise ProblemError(f"{where} is missing")
+    try:
+        return load_module(path, name)
+    except (Exception, SystemExit) as exc:  # SystemExit too: a module that calls exit() is as broken
+        raise ProblemError(f"{where}: importing it raised {_describe(exc, path)}") from None
+
+
+def _describe(exc: BaseException, path: Path | None = None) -> str:
+    """``ValueError at line 7: the message's first line``, the line being the last one in ``path``
+    the exception passed through (a SyntaxError's message names its own line)."""
+    line = ""
+    if path is not None and not isinstance(exc, SyntaxError):
+        lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
+        line = f" at line {lines[-1]}" if lines else ""
+    text = _one_line(str(exc))
+    return f"{type(exc).__name__}{line}: {text}" if text else f"{type(exc).__name__}{line}"
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return first if len(first) <= limit else first[: limit - 3] + "..."
+
+
+def _shown(value) -> str:
+    return _one_line(repr(value), 60)
+
+
+def _shown_path(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def load(root: Path, slug: str) -> Problem:
     folder = root / "problems" / slug
     if not (folder / "problem.toml").is_file():
         known = ", ".join(slugs(root)) or "none"
         raise UsageError(f"unknown problem {slug!r}; the problems are: {known}")
     try:
-        meta = tomllib.loads((folder / "problem.toml").read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ProblemError(f"{slug}/problem.toml: {exc}") from None
+        meta = tomllib.loads((folder / "problem.toml").read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ProblemError(f"problems/{slug}/problem.toml is not valid TOML: {_one_line(str(exc))}") from None
     return from_metadata(root, slug, meta)
+
+
+# Every key problem.toml may hold. Unknown keys are errors: a misspelt optional key (`call_second`)
+# would otherwise fall back to its default without a word.
+TABLES = {
+    "output": {"dtype", "shape", "axes"},
+    "tolerance": {"exact", "rtol", "atol"},
+    "limits": {"call_seconds", "problem_seconds", "memory_mib"},
+    "hypothesis": {"max_examples"},
+}
+TOP_KEYS = {"title", "entry", "args", "examples", *TABLES}
+EXAMPLE_KEYS = {"name", "args", "expected"}
+_MISSING = object()
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _positive_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _strings(value) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _output_dtype(value) -> bool:
+    """One of the dtypes arrays may have that NumPy knows as a float or an int."""
+    import numpy as np
+
+    if not isinstance(value, str) or value not in kinds.ARRAY_DTYPES:
+        return False
+    try:
+        return np.dtype(value).kind in "fiu"
+    except TypeError:
+        return False
 
 
 def from_metadata(root: Path, slug: str, meta: dict) -> Problem:
@@ -161,51 +318,108 @@ def from_metadata(root: Path, slug: str, meta: dict) -> Problem:
 
     where = f"problems/{slug}/problem.toml"
 
-    def need(table: dict, key: str, types, context: str):
+    def error(key: str, text: str) -> ProblemError:
+        return ProblemError(f"{where}: {key} {text}")
+
+    def known(table: dict, allowed: set, prefix: str, what: str) -> None:
+        unknown = sorted(set(table) - allowed)
+        if unknown:
+            raise error(prefix + unknown[0], f"is not a key problem.toml knows; {what} are: {', '.join(sorted(allowed))}")
+
+    def get(table: dict, key: str, prefix: str, ok, wanted: str, default=_MISSING, label: str | None = None):
+        label = label or prefix + key
         if key not in table:
-            raise ProblemError(f"{where}: {context}{key} is missing")
-        if not isinstance(table[key], types) or isinstance(table[key], bool) and types is not bool:
-            raise ProblemError(f"{where}: {context}{key} has the wrong type ({table[key]!r})")
+            if default is _MISSING:
+                raise error(label, "is missing")
+            return default
+        if not ok(table[key]):
+            raise error(label, f"must be {wanted}, got {_shown(table[key])}")
         return table[key]
 
-    if need(meta, "entry", str, "") != slug:
-        raise ProblemError(f"{where}: entry {meta['entry']!r} must equal the folder name {slug!r}")
-    args = need(meta, "args", dict, "")
-    for name, kind in args.items():
-        if kind not in ARG_KINDS and not (kind.startswith("array:") and kind[6:] in ARRAY_DTYPES):
-            raise ProblemError(f"{where}: args.{name} = {kind!r}; use int, float or array:<{'|'.join(ARRAY_DTYPES)}>")
-    output = need(meta, "output", dict, "")
-    tolerance = need(meta, "tolerance", dict, "")
-    limits = meta.get("limits", {})
-    exact = bool(tolerance.get("exact", False))
-    if not exact and not {"rtol", "atol"} <= set(tolerance):
-        raise ProblemError(f"{where}: [tolerance] needs exact = true, or rtol and atol")
-    shape = need(output, "shape", list, "output.")
+    def table(key: str, required: bool = True) -> dict:
+        found = get(meta, key, "", lambda v: isinstance(v, dict), "a table", _MISSING if required else {},
+                    label=f"[{key}]")
+        known(found, TABLES[key], f"{key}.", f"the keys of [{key}]")
+        return found
+
+    known(meta, TOP_KEYS, "", "the top-level keys and tables")
+    title = get(meta, "title", "", lambda v: isinstance(v, str) and v.strip(), "a non-empty string")
+    entry = get(meta, "entry", "", lambda v: isinstance(v, str), "a string")
+    if entry != slug:
+        raise error("entry", f"is {entry!r}; it must equal the folder name {slug!r}")
+    args = get(meta, "args", "", lambda v: isinstance(v, dict), "a table of argument names and kinds", label="[args]")
+    for name, kind_name in args.items():
+        if not name.isidentifier() or keyword.iskeyword(name):
+            raise error(f"args.{name}", "is not a Python parameter name")
+        if not isinstance(kind_name, str) or kind_name not in kinds.KINDS:
+            raise error(f"args.{name}", f"must be one of the kinds {', '.join(kinds.KINDS)}, got {_shown(kind_name)}")
+
+    output = table("output")
+    dtype = get(output, "dtype", "output.", _output_dtype, f"one of {', '.join(kinds.ARRAY_DTYPES)}")
+    shape = get(output, "shape", "output.", _strings, 'a list of strings, expressions over the arguments (e.g. ["T", "T"])')
     for expr in shape:
         check_shape_expression(expr, args, where)
+    axes = get(output, "axes", "output.", _strings, "a list of strings, one name per axis of the output", None)
+    spliced = any(isinstance(node, ast.Attribute) and node.attr == "shape"
+                  for expr in shape for node in ast.walk(ast.parse(expr, mode="eval")))
+    if axes is not None and not spliced and len(axes) != len(shape):
+        raise error("output.axes", f"is {axes}, but output.shape has rank {len(shape)}")
+
+    tolerance = table("tolerance")
+    exact = get(tolerance, "exact", "tolerance.", lambda v: isinstance(v, bool), "true or false", False)
+    tol = {key: get(tolerance, key, "tolerance.", lambda v: _number(v) and v >= 0, "a number >= 0", None)
+           for key in ("rtol", "atol")}
+    if exact and any(v is not None for v in tol.values()):
+        raise error("tolerance.exact", "is true, which leaves no room for rtol and atol; give one or the other")
+    for key, value in tol.items():
+        if not exact and value is None:
+            raise error(f"tolerance.{key}", "is missing; [tolerance] needs exact = true, or rtol and atol")
+
+    limits = table("limits", required=False)
+    seconds = {key: get(limits, key, "limits.", lambda v: _number(v) and v > 0, "a positive number of seconds", default)
+               for key, default in (("call_seconds", 30), ("problem_seconds", 120))}
+    memory_mib = get(limits, "memory_mib", "limits.", _positive_int, "a positive whole number of MiB", 3072)
+    max_examples = get(table("hypothesis", required=False), "max_examples", "hypothesis.", _positive_int,
+                       "a positive whole number", 25)
+
     problem = Problem(
-        slug=slug, root=root, title=need(meta, "title", str, ""), args=dict(args),
-        output_dtype=need(output, "dtype", str, "output."), output_shape=shape, exact=exact,
-        rtol=float(tolerance.get("rtol", 0.0)), atol=float(tolerance.get("atol", 0.0)),
-        call_seconds=float(limits.get("call_seconds", 30)), problem_seconds=float(limits.get("problem_seconds", 120)),
-        memory_mib=int(limits.get("memory_mib", 3072)),
-        max_examples=int(meta.get("hypothesis", {}).get("max_examples", 25)),
-        axis_names=output.get("axes"),
+        slug=slug, root=root, title=title, args=dict(args), output_dtype=dtype, output_shape=list(shape),
+        exact=exact, rtol=float(tol["rtol"] or 0.0), atol=float(tol["atol"] or 0.0),
+        call_seconds=float(seconds["call_seconds"]), problem_seconds=float(seconds["problem_seconds"]),
+        memory_mib=memory_mib, max_examples=max_examples, axis_names=axes,
     )
-    for i, ex in enumerate(meta.get("examples", [])):
-        name = ex.get("name", f"example {i + 1}")
-        ex_args = problem.check_args(need(ex, "args", dict, f"examples[{i}]."))
+    examples = get(meta, "examples", "", lambda v: isinstance(v, list) and all(isinstance(e, dict) for e in v),
+                   "a list of [[examples]] tables", [])
+    for i, ex in enumerate(examples):
+        key = f"examples[{i}]"
+        known(ex, EXAMPLE_KEYS, f"{key}.", "the keys of an example")
+        name = get(ex, "name", f"{key}.", lambda v: isinstance(v, str) and v.strip(), "a non-empty string")
+        ex_args = problem._coerce(get(ex, "args", f"{key}.", lambda v: isinstance(v, dict), "a table of the arguments"),
+                                  f"{where}: {key}.args", lambda arg: f"{where}: {key}.args.{arg}")
+        try:
+            natural = problem.natural_shape(ex_args)
+        except Exception as exc:  # noqa: BLE001  (an expression the arguments do not fit, e.g. `len` of an int)
+            raise error("output.shape", f"cannot be computed for {key}: {_describe(exc)}") from None
+        if not all(isinstance(n, int) and n >= 0 for n in natural):
+            raise error("output.shape", f"gives {natural} for {key}; every size must be a whole number >= 0")
+        if axes is not None and len(axes) != len(natural):
+            raise error("output.axes", f"is {axes}, but the output of {key} has rank {len(natural)}")
         expected = ex.get("expected")
         if expected is not None:
-            expected = np.asarray(expected, dtype=problem.output_dtype)
-            if expected.shape != problem.natural_shape(ex_args):
-                raise ProblemError(f"{where}: examples[{i}].expected has shape {expected.shape}, "
-                                   f"the output shape is {problem.natural_shape(ex_args)}")
+            try:
+                expected = np.asarray(expected)
+            except ValueError:  # ragged lists
+                raise error(f"{key}.expected", "is ragged: its rows differ in length") from None
+            if expected.dtype.kind not in "biuf":
+                raise error(f"{key}.expected", f"must hold numbers, got {_shown(ex['expected'])}")
+            if expected.shape != natural:
+                raise error(f"{key}.expected", f"has shape {expected.shape}, but the output's shape is {natural}")
+            expected = expected.astype(dtype)
         problem.examples.append(Example(name, ex_args, expected))
     return problem
 
 
-# Shape expressions: a name, an int, + - * //, len(name), name.shape (spliced), parentheses.
+# Shape expressions: a name, an int, + - * //, len(name), name.shape (spliced), name.size, parentheses.
 _BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
            ast.Mult: lambda a, b: a * b, ast.FloorDiv: lambda a, b: a // b}
 
@@ -233,13 +447,39 @@ def evaluate_shape(expr: str, args: dict):
 
 
 def check_shape_expression(expr: str, args: dict, where: str) -> None:
+    """What ``evaluate_shape`` accepts, checked before any input exists: ints are int arguments or
+    literals, and ``len``, ``.shape`` and ``.size`` apply to array arguments."""
+    def fail(text: str) -> ProblemError:
+        return ProblemError(f"{where}: output.shape entry {expr!r} {text}")
+
+    def name(node, array: bool) -> bool:
+        if node.id not in args:
+            raise fail(f"names {node.id!r}, which is not an argument")
+        fits = kinds.KINDS[args[node.id]].wire == "array" if array else args[node.id] == "int"
+        if not fits:
+            raise fail(f"uses {node.id!r} ({args[node.id]}) as {'an array' if array else 'an int'}")
+        return True
+
+    def ok(node) -> bool:
+        if isinstance(node, ast.Constant):
+            return type(node.value) is int
+        if isinstance(node, ast.Name):
+            return name(node, array=False)
+        if isinstance(node, ast.BinOp):
+            return type(node.op) in _BINOPS and ok(node.left) and ok(node.right)
+        if isinstance(node, ast.Call):
+            return (isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1
+                    and not node.keywords and isinstance(node.args[0], ast.Name) and name(node.args[0], array=True))
+        if isinstance(node, ast.Attribute):
+            return node.attr in ("shape", "size") and isinstance(node.value, ast.Name) and name(node.value, array=True)
+        return False
+
     try:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError:
-        raise ProblemError(f"{where}: shape expression {expr!r} is not an expression") from None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id != "len" and node.id not in args:
-            raise ProblemError(f"{where}: shape expression {expr!r} names {node.id!r}, which is not an argument")
+        raise fail("is not an expression") from None
+    if not ok(tree.body):
+        raise fail("is not allowed; use argument names, ints, + - * //, len(x), x.shape or x.size")
 
 
 def relative(path) -> str:

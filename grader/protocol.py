@@ -1,21 +1,41 @@
-"""The wire format between the grader and a worker process.
+"""The wire format between the grader and a worker process, and the checks on every reply.
 
 A message is a 4-byte big-endian length, a UTF-8 JSON header of that length, then the raw bytes of the
-arrays the header lists under ``"arrays"`` (``{"dtype", "shape"}`` each), one after another. Nothing is
-pickled: the grader only ever reads JSON and plain array bytes, so whatever runs in the worker can send
-wrong numbers, but never objects.
+arrays the header lists under ``"arrays"`` (``{"dtype", "shape", "nbytes"}`` each), one after another.
+Nothing is pickled.
+
+A worker runs learner code, which can write anything to its end of the pipe: every reply is untrusted
+input. :func:`read_message` bounds what it reads (the header's size, the arrays' total size, which the
+caller ties to the expected output's size) before reading it, and :func:`parse_reply` checks a reply
+against the schema below, turning anything else into a :class:`ProtocolError`:
+
+- ``{"op": "ready", "backend": str}``, ``{"op": "cancelled"}``;
+- ``{"ok": true}`` (a module loaded), ``{"ok": true, "params": {path: [int, ...]} | null}``;
+- ``{"ok": true, "result": RESULT, "seconds": number, "jit": {"used": bool, "error": str | null},
+  "together"?: bool}`` with the array's bytes when RESULT is ``{"type": "array", "dtype", "shape"}`` and
+  they fit the bound (else RESULT says ``"omitted": true``); any other RESULT is ``{"type": str,
+  "dtype"?: str}``;
+- ``{"ok": false, "error": {"kind", "type", "message", "file", "line", "during", "traceback"}}``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import struct
+from dataclasses import dataclass
 
-import numpy as np
+from typing import TYPE_CHECKING
 
-MAX_HEADER = 1 << 20
-MAX_PAYLOAD = 1 << 30
+if TYPE_CHECKING:  # imported where used: `grade` forks its zygote before importing NumPy
+    import numpy as np
+
+MAX_REPLY_HEADER = 1 << 20
+MAX_REQUEST_HEADER = 1 << 26  # from the grader: trusted, but bounded all the same
+MAX_TEXT = 8192  # characters kept of any one string a worker sends
+MAX_DIMS = 32
+ERROR_KINDS = ("exception", "not_implemented", "memory", "exit", "signature")
 
 # Dtypes the grader decodes; any other dtype is reported by name only.
 DECODABLE = frozenset(
@@ -28,18 +48,23 @@ class ProtocolError(Exception):
     """The other side sent something that is not a well-formed message."""
 
 
-def encode_array(arr: np.ndarray) -> tuple[dict, bytes]:
-    arr = np.ascontiguousarray(arr)
-    return {"dtype": arr.dtype.name, "shape": list(arr.shape)}, arr.tobytes()
+def array_spec(arr: np.ndarray) -> dict:
+    return {"dtype": arr.dtype.name, "shape": list(arr.shape), "nbytes": arr.nbytes}
+
+
+def pack_arrays(arrays: list[np.ndarray]) -> tuple[list[dict], list[bytes]]:
+    """Descriptions (with byte counts) and payloads for a list of arrays, ready for write_message."""
+    import numpy as np
+
+    arrays = [np.ascontiguousarray(a) for a in arrays]
+    return [array_spec(a) for a in arrays], [a.tobytes() for a in arrays]
 
 
 def write_message(fd: int, header: dict, payloads: list[bytes] = ()) -> None:
     head = json.dumps(header).encode()
-    data = struct.pack(">I", len(head)) + head + b"".join(payloads)
-    view = memoryview(data)
+    view = memoryview(struct.pack(">I", len(head)) + head + b"".join(payloads))
     while view:
-        n = os.write(fd, view)
-        view = view[n:]
+        view = view[os.write(fd, view):]
 
 
 def read_exact(fd: int, n: int) -> bytes:
@@ -53,49 +78,160 @@ def read_exact(fd: int, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_message(fd: int) -> tuple[dict, list[np.ndarray | None]]:
-    """Read one message; arrays of undecodable dtypes come back as None."""
+def read_message(fd: int, max_header: int = MAX_REPLY_HEADER,
+                 max_payload: int = 1 << 30) -> tuple[dict, list[np.ndarray | None]]:
+    """One message, refused before it is read when it announces more than the bounds allow; arrays of
+    undecodable dtypes come back as None."""
     (size,) = struct.unpack(">I", read_exact(fd, 4))
-    if size > MAX_HEADER:
-        raise ProtocolError(f"header of {size} bytes")
+    if size > max_header:
+        raise ProtocolError(f"a header of {size} bytes (at most {max_header})")
     try:
         header = json.loads(read_exact(fd, size))
-    except ValueError as exc:
-        raise ProtocolError(f"header is not JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError(f"a header that is not JSON ({type(exc).__name__})") from None
     if not isinstance(header, dict):
-        raise ProtocolError("header is not a JSON object")
-    arrays = []
+        raise ProtocolError("a header that is not a JSON object")
     specs = header.get("arrays", [])
-    if not isinstance(specs, list):
-        raise ProtocolError("'arrays' is not a list")
-    for spec in specs:
-        arrays.append(_read_array(fd, spec))
-    return header, arrays
+    if not isinstance(specs, list) or len(specs) > 64:
+        raise ProtocolError("'arrays' is not a short list")
+    checked = [_check_spec(spec) for spec in specs]
+    total = sum(nbytes for _, _, nbytes in checked)
+    if total > max_payload:
+        raise ProtocolError(f"{total} bytes of arrays announced (at most {max_payload})")
+    return header, [_decode(read_exact(fd, nbytes), name, shape) for name, shape, nbytes in checked]
 
 
-def _read_array(fd: int, spec) -> np.ndarray | None:
+def _check_spec(spec) -> tuple[str, tuple[int, ...], int]:
     try:
-        name, shape = str(spec["dtype"]), [int(s) for s in spec["shape"]]
-        nbytes = int(spec["nbytes"])
-    except (KeyError, TypeError, ValueError):
-        raise ProtocolError(f"bad array description {spec!r}") from None
-    if any(s < 0 for s in shape) or not 0 <= nbytes <= MAX_PAYLOAD:
-        raise ProtocolError(f"bad array description {spec!r}")
-    raw = read_exact(fd, nbytes)
+        name, shape, nbytes = spec["dtype"], tuple(spec["shape"]), spec["nbytes"]
+    except (KeyError, TypeError):
+        raise ProtocolError(f"an array description without dtype, shape and nbytes: {str(spec)[:200]}") from None
+    if not isinstance(name, str) or not _is_int(nbytes) or nbytes < 0 or not _is_shape(shape):
+        raise ProtocolError(f"a malformed array description: {str(spec)[:200]}")
+    import numpy as np
+
+    if name in DECODABLE and nbytes != math.prod(shape) * np.dtype(name).itemsize:
+        raise ProtocolError(f"{nbytes} bytes do not make a {name} array of shape {shape}")
+    return name, shape, nbytes
+
+
+def _decode(raw: bytes, name: str, shape: tuple[int, ...]) -> np.ndarray | None:
+    import numpy as np
+
     if name not in DECODABLE:
         return None
-    dtype = np.dtype(name)
-    if nbytes != int(np.prod(shape, dtype=np.int64)) * dtype.itemsize:
-        raise ProtocolError(f"{nbytes} bytes do not make a {name} array of shape {tuple(shape)}")
-    return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+    return np.frombuffer(raw, dtype=np.dtype(name)).reshape(shape).copy()
 
 
-def pack_arrays(arrays: list[np.ndarray]) -> tuple[list[dict], list[bytes]]:
-    """Headers (with byte counts) and payloads for a list of arrays, ready for write_message."""
-    specs, payloads = [], []
-    for arr in arrays:
-        spec, raw = encode_array(arr)
-        spec["nbytes"] = len(raw)
-        specs.append(spec)
-        payloads.append(raw)
-    return specs, payloads
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_shape(shape) -> bool:
+    return len(shape) <= MAX_DIMS and all(_is_int(s) and 0 <= s < 1 << 40 for s in shape)
+
+
+# -- replies --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Result:
+    """What the entry returned: an array (``array`` is None when its bytes were not sent), or another
+    kind of value, known by its type's name."""
+
+    type: str
+    dtype: str | None = None
+    shape: tuple[int, ...] | None = None
+    array: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Reply:
+    ok: bool
+    op: str | None = None  # "ready" or "cancelled"; None for an answer to a request
+    backend: str | None = None
+    result: Result | None = None
+    error: dict | None = None
+    seconds: float = 0.0
+    jit_used: bool = False
+    jit_error: str | None = None
+    together: bool = False
+    params: dict[str, list[int]] | None = None
+
+
+def _text(value, what: str, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise ProtocolError(f"{what} is not a string")
+    return value if len(value) <= MAX_TEXT else value[:MAX_TEXT] + " [...]"
+
+
+def parse_reply(header: dict, arrays: list, expect: str) -> Reply:
+    """Check one reply against the schema in the module's docstring: ``expect`` is what the request
+    asked for: "ready", "loaded", "result", "params", or "cancel" (a result or the end of a cancelled batch)."""
+    op = header.get("op")
+    if op is not None:
+        if (op, expect) == ("ready", "ready"):
+            return Reply(ok=True, op=op, backend=_text(header.get("backend"), "backend"))
+        if (op, expect) == ("cancelled", "cancel"):
+            return Reply(ok=True, op=op)
+        raise ProtocolError(f"a reply {str(op)[:50]!r} where a {expect!r} reply was due")
+    ok = header.get("ok")
+    if ok is False and expect != "ready":
+        return Reply(ok=False, error=_error(header.get("error")))
+    if ok is not True:
+        raise ProtocolError(f"a reply without 'ok' where a {expect!r} reply was due")
+    if expect == "loaded":
+        return Reply(ok=True)
+    if expect == "params":
+        params = header.get("params")
+        if params is not None and not (isinstance(params, dict) and all(
+                isinstance(k, str) and isinstance(v, list) and _is_shape(v) for k, v in params.items())):
+            raise ProtocolError("a malformed parameter tree")
+        return Reply(ok=True, params=params)
+    if expect not in ("result", "cancel") or "result" not in header:
+        raise ProtocolError(f"a reply without a result where a {expect!r} reply was due")
+    jit = header.get("jit")
+    seconds = header.get("seconds")
+    if not isinstance(jit, dict) or not isinstance(jit.get("used"), bool) \
+            or not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
+        raise ProtocolError("a result without its timing and jit report")
+    return Reply(ok=True, result=_result(header["result"], arrays), seconds=float(seconds), jit_used=jit["used"],
+                 jit_error=_text(jit.get("error"), "jit error", optional=True),
+                 together=header.get("together") is True)
+
+
+def _result(result, arrays: list) -> Result:
+    if not isinstance(result, dict):
+        raise ProtocolError("a result that is not an object")
+    kind = _text(result.get("type"), "the result's type")
+    dtype = _text(result.get("dtype"), "the result's dtype", optional=True)
+    if kind != "array":
+        if arrays:
+            raise ProtocolError("array bytes with a result that is not an array")
+        return Result(kind, dtype)
+    shape = result.get("shape")
+    if dtype is None or not isinstance(shape, list) or not _is_shape(shape):
+        raise ProtocolError("an array result without dtype and shape")
+    if result.get("omitted") is True:
+        if arrays:
+            raise ProtocolError("array bytes with a result that says they were omitted")
+        return Result(kind, dtype, tuple(shape))
+    if len(arrays) != 1 or (arrays[0] is not None and (arrays[0].dtype.name != dtype
+                                                       or arrays[0].shape != tuple(shape))):
+        raise ProtocolError("an array result whose bytes do not match its description")
+    return Result(kind, dtype, tuple(shape), arrays[0])
+
+
+def _error(error) -> dict:
+    if not isinstance(error, dict) or error.get("kind") not in ERROR_KINDS:
+        raise ProtocolError("an error reply without a known kind")
+    line = error.get("line")
+    if line is not None and not _is_int(line):
+        raise ProtocolError("an error reply whose line is not a number")
+    return {"kind": error["kind"], "type": _text(error.get("type"), "the error's type"),
+            "message": _text(error.get("message"), "the error's message"),
+            "file": _text(error.get("file"), "the error's file", optional=True), "line": line,
+            "during": _text(error.get("during", "call"), "the error's phase"),
+            "traceback": _text(error.get("traceback", ""), "the error's traceback")}

@@ -1,46 +1,128 @@
-"""Turn a verdict into the learner's report: a short text for people, one JSON object for programs."""
+"""Turn a verdict into the learner's report: a short text for people, one JSON object for programs.
+
+Everything that came from learner code (printed output, exception types and messages, tracebacks,
+file names, parameter paths, the type of a returned value) is untrusted. In the text it passes through
+:func:`shown`, which writes control characters out visibly, and it never starts a line at column 0,
+so a print cannot clear the screen or draw a fake verdict line. In the JSON, json.dumps escapes it;
+there every learner-sized piece is capped so that the object stays under :data:`MAX_JSON_CHARS`.
+"""
 
 from __future__ import annotations
 
 import json
+import math
+import re
 import shlex
 from pathlib import Path
 
 import numpy as np
 
 from grader import cache as cache_mod
-from grader.grading import Outcome, Verdict, call_text
+from grader import kinds
 from grader.problems import Problem, relative
+from grader.verdict import Outcome, Status, Verdict
 
 WINDOW = 12  # rows and columns shown around the worst cell
-HEADLINES = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "timeout": "TIMEOUT", "not_started": "NOT STARTED"}
+HEADLINES = {Status.PASS: "PASS", Status.FAIL: "FAIL", Status.ERROR: "ERROR", Status.TIMEOUT: "TIMEOUT",
+             Status.NOT_STARTED: "NOT STARTED"}
+ISOLATION_NOTE = ("Note: your code ran without isolation (this system refused namespaces), so it could have "
+                  "changed files or processes of yours.")
+
+VALUES_SHOWN = 4096  # values of one array a JSON report carries
+TEXT_CAP = 8192  # characters kept of one string from learner code (a traceback, a message)
+OUTPUT_CAP = 16384  # characters of printed output (the run layer keeps about 8 KB per worker already)
+LINE_CAP = 512  # characters of one line of a list (parameter paths)
+LINES_SHOWN = 40  # lines of the parameter tree's differences
+MAX_JSON_CHARS = 1 << 20  # --json prints fewer characters than this, whatever learner code did
+
+# C0 and C1 controls but \t and \n, DEL, and the Unicode line separators and bidirectional overrides,
+# which can move or hide text on a terminal.
+_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[{_CONTROLS}]")
+_CONTROL_OR_NEWLINE = re.compile(f"[\n{_CONTROLS}]")
+
+
+# -- the JSON schema ------------------------------------------------------------------------------------
+
+_TEXT = {"type": "string"}
+_SHAPE = {"type": "array", "items": {"type": "integer", "minimum": 0}}
+_NUMBER = {"anyOf": [{"type": "number"}, {"enum": ["NaN", "Infinity", "-Infinity"]}],
+           "description": "a number; non-finite values as the strings NaN, Infinity, -Infinity"}
+_VALUES = {"type": "array", "maxItems": VALUES_SHOWN, "items": _NUMBER,
+           "description": f"the array's values, flat in C order, at most the first {VALUES_SHOWN}"}
+
+
+def _nullable(schema: dict) -> dict:
+    return {"anyOf": [{"type": "null"}, schema]}
+
+
+def _record(description: str, **properties) -> dict:
+    return {"type": "object", "description": description, "properties": properties,
+            "required": list(properties), "additionalProperties": False}
+
+
+SCHEMA = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "grade --json", **_record(
+    "What `grade <problem> --json` prints: exactly one object, for a verdict or a usage error.",
+    problem=_nullable(_TEXT),
+    status={"enum": [s.value for s in HEADLINES]},
+    message=_TEXT,
+    isolation={"enum": ["namespaces", "none"],
+               "description": "how learner code was confined; none also when no code ran (a usage error)"},
+    checks={"type": "array", "items": _record(
+        "a phase of the run, or a diagnostic", name=_TEXT, status={"enum": [s.value for s in Status]},
+        message=_TEXT)},
+    counterexample=_nullable(_record(
+        "the input that shows the failure, shrunk, and what happened on it",
+        name=_TEXT,
+        call=_TEXT,
+        inputs={"type": "object", "description": "argument name -> its case-file form (grader.kinds)"},
+        expected=_nullable(_VALUES),
+        expected_shape=_SHAPE,
+        actual=_nullable(_VALUES),
+        actual_shape=_nullable({**_SHAPE, "description": "the natural shape where the answer could be "
+                                "compared cell by cell, else the shape of what came back"}),
+        actual_truncated={"type": "boolean"},
+        diff=_nullable(_record(
+            "the staged comparison", stage={"enum": ["array", "shape", "dtype", "finite", "values"]},
+            message=_TEXT, mismatches={"type": "integer", "minimum": 0},
+            first_index=_nullable(_SHAPE), worst_index=_nullable(_SHAPE),
+            max_abs_error=_NUMBER, max_rel_error=_NUMBER)),
+        error=_nullable(_record(
+            "the exception learner code raised", type=_nullable(_TEXT), message=_nullable(_TEXT),
+            file=_nullable(_TEXT), line=_nullable({"type": "integer"}), traceback=_nullable(_TEXT))),
+        replay=_nullable({**_TEXT, "description": "a command that runs just this case"}),
+    )),
+    pitfall=_nullable(_record("the known mistake the outputs match", id=_TEXT, message=_TEXT)),
+    params_diff={"type": "array", "items": _TEXT},
+    examples_run={"type": "integer", "minimum": 0},
+    duration_s={"type": "number", "minimum": 0},
+    output=_TEXT,
+)}
 
 
 # -- cases on disk, for replays -------------------------------------------------------------------------
 
 def case_to_json(problem: Problem, args: dict) -> dict:
-    out = {}
-    for name, kind in problem.args.items():
-        value = args[name]
-        if isinstance(value, np.ndarray):
-            out[name] = {"dtype": value.dtype.name, "shape": list(value.shape), "data": value.reshape(-1).tolist()}
-        else:
-            out[name] = value
-    return out
+    return {name: kinds.KINDS[kind].to_json(args[name]) for name, kind in problem.args.items()}
 
 
 def case_from_json(problem: Problem, data: dict) -> dict:
-    args = {}
-    for name, value in data.items():
-        if isinstance(value, dict):
-            value = np.asarray(value["data"], dtype=value["dtype"]).reshape(value["shape"])
-        args[name] = value
-    return problem.check_args(args)
+    if isinstance(data, dict):  # check_args says what is missing, extra, or not a dict at all
+        data = {name: _from_json(problem, name, value) if name in problem.args else value
+                for name, value in data.items()}
+    return problem.check_args(data)
+
+
+def _from_json(problem: Problem, name: str, value):
+    try:
+        return kinds.KINDS[problem.args[name]].from_json(value)
+    except kinds.KindError as exc:
+        raise kinds.KindError(f"{problem.slug}: argument {name} {exc}") from None
 
 
 def save_case(problem: Problem, args: dict) -> Path:
     data = {"problem": problem.slug, "args": case_to_json(problem, args)}
-    digest = cache_mod.args_digest(args)[:10]
+    digest = kinds.args_digest(problem.args, args)[:10]
     path = problem.root / ".grade" / "cases" / f"{problem.slug}-{digest}.json"
     cache_mod.write_json(path, data)
     return path
@@ -56,70 +138,144 @@ def replay_command(problem: Problem, path: Path, learner_file: Path | None) -> s
 
 # -- JSON -----------------------------------------------------------------------------------------------
 
+def cap(text: str | None, limit: int = TEXT_CAP) -> str | None:
+    """``text`` cut in the middle to about ``limit`` characters (both ends say the most)."""
+    if text is None or len(text) <= limit:
+        return text
+    keep = limit // 2
+    return f"{text[:keep]} [... {len(text) - 2 * keep} characters left out ...] {text[-keep:]}"
+
+
+def _number(x) -> float | int | str:
+    if isinstance(x, float) and not math.isfinite(x):
+        return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+    return x
+
+
+def _values(arr: np.ndarray | None) -> tuple[list | None, bool]:
+    """The first VALUES_SHOWN values of ``arr``, flat, and whether that is fewer than it has."""
+    if arr is None:
+        return None, False
+    return [_number(v) for v in arr.flat[:VALUES_SHOWN].tolist()], arr.size > VALUES_SHOWN
+
+
+def _lines(lines: list[str]) -> list[str]:
+    shown = [cap(line, LINE_CAP) for line in lines[:LINES_SHOWN]]
+    return shown + ([f"... and {len(lines) - LINES_SHOWN} more"] if len(lines) > LINES_SHOWN else [])
+
+
 def counterexample_json(problem: Problem, outcome: Outcome | None, replay: str | None) -> dict | None:
-    if outcome is None or not outcome.args or outcome.status == "not_started":
+    if outcome is None or not outcome.args or outcome.status == Status.NOT_STARTED:
         return None
     comparison = outcome.comparison
-    natural = problem.natural_shape(outcome.args)
-    actual = None
-    if comparison is not None and comparison.actual is not None:
-        actual = comparison.actual.tolist()
-    elif outcome.actual is not None:
-        actual = outcome.actual.tolist()
+    actual = comparison.actual if comparison is not None and comparison.actual is not None else outcome.actual
+    actual_values, truncated = _values(actual)
+    diff = None
+    if comparison is not None:
+        diff = comparison.summary()
+        diff.update(message=cap(diff["message"]), max_abs_error=_number(diff["max_abs_error"]),
+                    max_rel_error=_number(diff["max_rel_error"]))
+    error = None
+    if outcome.error:
+        error = {k: cap(outcome.error.get(k)) for k in ("type", "message", "file", "traceback")}
+        error["line"] = outcome.error.get("line")
     return {
-        "name": outcome.name,
-        "call": call_text(problem, outcome.args),
+        "name": cap(outcome.name),
+        "call": cap(problem.call_text(outcome.args)),
         "inputs": case_to_json(problem, outcome.args),
-        "expected": comparison.expected.tolist() if comparison is not None else None,
-        "expected_shape": list(natural),
-        "actual": actual,
-        "diff": comparison.summary() if comparison is not None else None,
-        "error": {k: outcome.error.get(k) for k in ("type", "message", "file", "line", "traceback")}
-        if outcome.error else None,
+        "expected": _values(comparison.expected)[0] if comparison is not None else None,
+        "expected_shape": list(problem.natural_shape(outcome.args)),
+        "actual": actual_values,
+        "actual_shape": list(actual.shape) if actual is not None else None,
+        "actual_truncated": truncated,
+        "diff": diff,
+        "error": error,
         "replay": replay,
     }
 
 
 def to_json(problem: Problem, verdict: Verdict, replay: str | None) -> str:
-    return json.dumps({
+    return _dumps({
         "problem": verdict.problem,
-        "status": verdict.status,
-        "message": verdict.message,
-        "checks": verdict.checks,
+        "status": Status(verdict.status).value,
+        "message": cap(verdict.message),
+        "isolation": verdict.isolation,
+        "checks": [{"name": cap(c.name, LINE_CAP), "status": Status(c.status).value, "message": cap(c.message)}
+                   for c in verdict.checks],
         "counterexample": counterexample_json(problem, verdict.counterexample, replay),
-        "pitfall": verdict.pitfall,
+        "pitfall": {"id": verdict.pitfall.id, "message": verdict.pitfall.message} if verdict.pitfall else None,
+        "params_diff": _lines(verdict.params_diff),
         "examples_run": verdict.examples_run,
         "duration_s": verdict.duration_s,
-        "output": verdict.output,
+        "output": cap(verdict.output, OUTPUT_CAP),
     })
+
+
+def usage_error_json(problem: str | None, message: str) -> str:
+    """The object `--json` prints when the command line is wrong: nothing ran."""
+    return _dumps({"problem": problem, "status": Status.ERROR.value, "message": message, "isolation": "none",
+                   "checks": [], "counterexample": None, "pitfall": None, "params_diff": [], "examples_run": 0,
+                   "duration_s": 0.0, "output": ""})
+
+
+def _dumps(obj: dict) -> str:
+    text = json.dumps(obj)
+    if len(text) < MAX_JSON_CHARS:
+        return text
+    # Only learner text made almost wholly of characters JSON escapes (6 or 12 characters each) gets here:
+    # keep every field, each string much shorter.
+    return json.dumps(_recap(obj, 256))
+
+
+def _recap(value, limit: int):
+    if isinstance(value, str):
+        return cap(value, limit)
+    if isinstance(value, dict):
+        return {k: v if k in ("inputs", "replay") else _recap(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_recap(v, limit) for v in value]
+    return value
 
 
 # -- text -----------------------------------------------------------------------------------------------
 
+def shown(text: str, limit: int = TEXT_CAP, *, newlines: bool = False) -> str:
+    """Learner-derived ``text`` as the text report may show it: capped, with control characters written
+    out (``\\x1b``, ``\\r``); line breaks are kept only where ``newlines`` (and escaped otherwise, so a
+    one-line field stays one line)."""
+    pattern = _CONTROL if newlines else _CONTROL_OR_NEWLINE
+    return pattern.sub(lambda m: ascii(m.group())[1:-1], cap(text, limit))
+
+
 def to_text(problem: Problem, verdict: Verdict, replay: str | None) -> str:
-    lines = [f"{problem.slug}: {HEADLINES[verdict.status]} - {verdict.message}"]
+    status = Status(verdict.status)
+    lines = [f"{problem.slug}: {HEADLINES[status]} - {shown(verdict.message)}"]
     if verdict.pitfall:
-        lines += [f"Likely mistake ({verdict.pitfall['id']}): {verdict.pitfall['message']}"]
-    lines += [f"  {line}" for line in verdict.params_diff]
+        lines += [f"Likely mistake ({verdict.pitfall.id}): {verdict.pitfall.message}"]
+    lines += [f"  {shown(line)}" for line in _lines(verdict.params_diff)]
     outcome = verdict.counterexample
-    if verdict.status == "not_started":
+    if status == Status.NOT_STARTED:
         outcome = None
         replay = None
     if outcome is not None and outcome.args:
-        lines += ["", f"Called {call_text(problem, outcome.args)}"]
+        lines += ["", f"Called {problem.call_text(outcome.args)}"]
         lines += _inputs_text(problem, outcome.args)
         if outcome.error and outcome.error.get("traceback"):
-            lines += ["", *outcome.error["traceback"].splitlines()[-14:]]
+            traceback = shown(outcome.error["traceback"], newlines=True).split("\n")
+            lines += ["", *(f"  {line}" for line in traceback[-14:])]
         elif outcome.comparison is not None:
             lines += _comparison_text(problem, outcome)
     for check in verdict.checks:
-        if check["status"] == "warn":
-            lines += ["", f"Warning ({check['name']}): {check['message']}"]
-    if verdict.output.strip():
-        shown = verdict.output.strip().splitlines()
-        lines += ["", f"Your code printed ({len(shown)} lines):", *[f"  | {s}" for s in shown[-20:]]]
+        if check.status == Status.WARN:
+            lines += ["", f"Warning ({shown(check.name)}): {shown(check.message)}"]
+    printed = shown(verdict.output, OUTPUT_CAP, newlines=True).strip()
+    if printed:
+        printed_lines = printed.split("\n")
+        lines += ["", f"Your code printed ({len(printed_lines)} lines):", *(f"  | {s}" for s in printed_lines[-20:])]
     if replay:
         lines += ["", f"Replay just this case: {replay}"]
+    if verdict.isolation == "none":
+        lines += ["", ISOLATION_NOTE]
     lines += [f"({verdict.examples_run} cases in {verdict.duration_s:.1f} s)"]
     return "\n".join(lines)
 
@@ -136,7 +292,7 @@ def _inputs_text(problem: Problem, args: dict) -> list[str]:
 def _comparison_text(problem: Problem, outcome: Outcome) -> list[str]:
     c = outcome.comparison
     if c.stage in ("array", "shape", "dtype"):
-        lines = ["", f"Problem: {c.message}"]
+        lines = ["", f"Problem: {shown(c.message)}"]  # names the type learner code returned
         if c.stage != "array":
             lines += ["", f"Expected {_shape_text(c.expected.shape)}:",
                       *_grid(c.expected, problem, None, width=_cell_width(c.expected))]

@@ -1,14 +1,17 @@
 """The worker process: the only place where learner code (and reference code) runs.
 
-Started as ``python -m grader.worker REQ_FD RESP_FD CACHE_DIR``, or forked (see :mod:`grader.launch`). It
-reads requests from REQ_FD and answers on RESP_FD (see :mod:`grader.protocol`); its stdout and stderr
-are a pipe the grader drains and truncates. Requests:
+Started by a monitor (see :mod:`grader.pool`), confined when it runs learner code. It reads requests
+from REQ_FD and answers on RESP_FD (see :mod:`grader.protocol`); its stdout and stderr are a pipe the
+grader drains and truncates. Requests:
 
-- ``{"op": "load", "key", "path", "entry", "source", "memory_mib"}``: compile ``source`` (the text of
-  ``path``) as a module and keep its ``entry`` function under ``key``; with ``memory_mib``, first limit
-  the address space to that many MiB.
-- ``{"op": "call", "key", "args": [...], "jit": bool}``: call the entry, under ``jax.jit`` with its
-  integer arguments static when asked and when it traces, otherwise eagerly.
+- ``{"op": "load", "key", "path", "entry", "memory_mib"}`` with the module's source as one uint8 array:
+  compile it as the module at ``path`` and keep its ``entry`` function under ``key``; with
+  ``memory_mib``, first limit the address space to that many MiB.
+- ``{"op": "call", "key", "args": [...], "jit": bool, "max_bytes": int}``: call the entry, under
+  ``jax.jit`` with its static arguments static when asked and when it traces, otherwise eagerly; an
+  array larger than ``max_bytes`` is described but not sent.
+- ``{"op": "batch", "key", "calls": [{"args", "max_bytes"}, ...], "jit": bool}``: several calls, one
+  reply each; ``{"op": "cancel"}`` stops it.
 - ``{"op": "params", "key", "args": [...]}``: the Flax parameter tree (paths and shapes) the entry
   creates for these arguments, found by tracing without computing.
 - ``{"op": "quit"}``.
@@ -29,10 +32,6 @@ STATE: dict = {}  # key -> {"fn", "path", "jitted", "jit_error"}
 QUEUED: list = []  # requests that arrived during a batch, answered after it
 
 
-def main() -> None:
-    serve(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "")
-
-
 def serve(req_fd: int, resp_fd: int, cache_dir: str) -> None:
     """Answer requests until told to quit (also the entry of a worker forked by :mod:`grader.launch`)."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -40,7 +39,9 @@ def serve(req_fd: int, resp_fd: int, cache_dir: str) -> None:
     import jax
     import numpy  # noqa: F401  (imported before any learner code can patch it)
 
-    jax.config.update("jax_default_matmul_precision", "highest")
+    from grader.pool import MATMUL_PRECISION
+
+    jax.config.update("jax_default_matmul_precision", MATMUL_PRECISION)
     if cache_dir:
         jax.config.update("jax_compilation_cache_dir", cache_dir)
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
@@ -49,7 +50,7 @@ def serve(req_fd: int, resp_fd: int, cache_dir: str) -> None:
 
     while True:
         try:
-            header, arrays = QUEUED.pop(0) if QUEUED else protocol.read_message(req_fd)
+            header, arrays = QUEUED.pop(0) if QUEUED else protocol.read_message(req_fd, protocol.MAX_REQUEST_HEADER)
         except EOFError:
             os._exit(0)
         op = header.get("op")
@@ -80,7 +81,7 @@ def load(header: dict, arrays) -> tuple[dict, list]:
     if folder not in sys.path:
         sys.path.insert(0, folder)
     try:
-        code = compile(header["source"], path, "exec")
+        code = compile(arrays[0].tobytes(), path, "exec")
         exec(code, module.__dict__)
     except BaseException as exc:  # noqa: BLE001  (learner code may raise anything, SystemExit too)
         return {"ok": False, "error": describe(exc, path, during="import")}, []
@@ -118,19 +119,14 @@ def arity_problem(fn, names: list[str]) -> str | None:
 
 
 def decode_args(header: dict, arrays) -> tuple[list, tuple[int, ...]]:
-    """The call's arguments (arrays as JAX arrays) and the positions of the integer ones."""
+    """The call's arguments (arrays as JAX arrays) and the positions of the static ones."""
     import jax.numpy as jnp
+    import numpy as np
 
-    values, static = [], []
-    for i, arg in enumerate(header["args"]):
-        if arg["kind"] == "array":
-            values.append(jnp.asarray(arrays[arg["index"]]))
-        elif arg["kind"] == "int":
-            values.append(int(arg["value"]))
-            static.append(i)
-        else:
-            values.append(float(arg["value"]))
-    return values, tuple(static)
+    from grader import kinds
+
+    values, static = kinds.decode(header["args"], arrays)
+    return [jnp.asarray(v) if isinstance(v, np.ndarray) else v for v in values], static
 
 
 def call(header: dict, arrays) -> tuple[dict, list]:
@@ -157,7 +153,7 @@ def call(header: dict, arrays) -> tuple[dict, list]:
             out = fn(*args)
             if isinstance(out, jax.Array):
                 out = jax.block_until_ready(out)
-        reply, payloads = result_message(out)
+        reply, payloads = result_message(out, header.get("max_bytes", 0))
     except BaseException as exc:  # noqa: BLE001
         return {"ok": False, "error": describe(exc, path, during="call")}, []
     reply.update(ok=True, seconds=time.perf_counter() - start,
@@ -174,7 +170,7 @@ def cancelled(req_fd: int) -> bool:
 
     if not select.select([req_fd], [], [], 0)[0]:
         return False
-    header, arrays = protocol.read_message(req_fd)
+    header, arrays = protocol.read_message(req_fd, protocol.MAX_REQUEST_HEADER)
     if header.get("op") == "cancel":
         return True
     QUEUED.append((header, arrays))
@@ -196,7 +192,7 @@ def batch(header: dict, arrays, stop=lambda: False):
     calls = header["calls"]
     if not calls:
         return
-    first, payloads = call({"key": header["key"], "args": calls[0]["args"], "jit": header.get("jit")}, arrays)
+    first, payloads = call(dict(calls[0], key=header["key"], jit=header.get("jit")), arrays)
     yield first, payloads
     calls = calls[1:]
     if stop():
@@ -222,10 +218,10 @@ def batch(header: dict, arrays, stop=lambda: False):
             if i and stop():
                 yield {"op": "cancelled"}, []
                 return
-            yield call({"key": header["key"], "args": one["args"], "jit": header.get("jit")}, arrays)
+            yield call(dict(one, key=header["key"], jit=header.get("jit")), arrays)
             continue
         try:
-            reply, payloads = result_message(outs[i])
+            reply, payloads = result_message(outs[i], one.get("max_bytes", 0))
         except BaseException as exc:  # noqa: BLE001
             yield {"ok": False, "error": describe(exc, state["path"], during="call")}, []
             continue
@@ -233,8 +229,9 @@ def batch(header: dict, arrays, stop=lambda: False):
         yield reply, payloads
 
 
-def result_message(out) -> tuple[dict, list]:
-    """Describe what the entry returned; arrays travel as raw bytes in their own dtype."""
+def result_message(out, max_bytes: int) -> tuple[dict, list]:
+    """Describe what the entry returned; an array travels as raw bytes in its own dtype, unless it is
+    larger than ``max_bytes`` (then only its description does: the grader has no use for the bytes)."""
     import jax
     import numpy as np
 
@@ -250,8 +247,11 @@ def result_message(out) -> tuple[dict, list]:
         out = out.view(np.ndarray)  # a subclass's overrides must not reach the grader
     if out.dtype.hasobject or out.dtype.fields is not None:
         return {"result": {"type": "numpy.ndarray", "dtype": str(out.dtype)}}, []
+    result = {"type": "array", "dtype": out.dtype.name, "shape": list(out.shape)}
+    if out.nbytes > max_bytes:
+        return {"result": dict(result, omitted=True)}, []
     specs, payloads = protocol.pack_arrays([out])
-    return {"result": {"type": "array"}, "arrays": specs}, payloads
+    return {"result": result, "arrays": specs}, payloads
 
 
 def params(header: dict, arrays) -> tuple[dict, list]:
@@ -352,5 +352,3 @@ def _is_arity_error(exc: TypeError, path: str) -> bool:
     return "argument" in str(exc)
 
 
-if __name__ == "__main__":
-    main()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import cli, launch
+from grader import cli, zygote
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = {slug: ROOT / "solutions" / slug / f"{slug}.py" for slug in ("t5_relative_pos", "rmsnorm", "mini_t5_forward")}
@@ -21,7 +21,7 @@ def private_cache(tmp_path_factory):
     folder = tmp_path_factory.mktemp("grade-cache")
     mp.setenv("GRADE_CACHE_DIR", str(folder))
     yield folder
-    launch.stop(launch.worker_env(), folder)
+    zygote.stop(folder)
     mp.undo()
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import ROOT
 from grader import problems
-from grader.grading import Trusted
+from grader.trusted import Trusted
 
 PROBLEM = problems.load(ROOT, "t5_relative_pos")
 HOOK = PROBLEM.hooks()

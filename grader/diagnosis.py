@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import numpy as np
 
+from grader import kinds
 from grader.compare import compare
-from grader.grading import Outcome, Session, Verdict, encode_call
+from grader.engine import Session
+from grader.pool import WorkerFailure
+from grader.trusted import ReferenceError
+from grader.verdict import Check, Outcome, Pitfall, Status, Verdict
 
 
 def explain(session: Session, verdict: Verdict, name_only: bool = False) -> None:
     """Add what can be said about the failure to ``verdict`` (runs while the workers are alive).
     ``name_only``: just the known mistake it matches (what `grade check` looks at)."""
     outcome = verdict.counterexample
-    if outcome is None or not outcome.args or verdict.status not in ("fail", "error"):
+    if outcome is None or not outcome.args or verdict.status not in (Status.FAIL, Status.ERROR):
         return
     if not name_only:
         verdict.params_diff = params_diff(session, outcome.args)
-    if verdict.status == "fail" and outcome.actual is not None:
+    if verdict.status == Status.FAIL and outcome.actual is not None:
         verdict.pitfall = name_pitfall(session, outcome)
         if not name_only:
             verdict.checks.extend(property_checks(session, outcome))
@@ -24,17 +28,19 @@ def explain(session: Session, verdict: Verdict, name_only: bool = False) -> None
 
 def params_diff(session: Session, args: dict) -> list[str]:
     """Missing, extra and misshaped parameters of the learner's Flax tree, by path (empty if equal)."""
-    entries, arrays = encode_call(session.problem, args)
+    arrays: list = []
+    entries = kinds.encode(session.problem.args, args, arrays)
     trees = []
     pairs = ((session.trusted.start(), "reference"), (session.learner, session.key))
     for worker, key in pairs:
         worker.request({"op": "params", "key": key, "args": entries}, arrays)
+    session.trusted.acknowledge()
     for worker, _ in pairs:
         try:
-            header, _ = worker.receive(timeout=60)
-        except Exception:  # noqa: BLE001  (a diagnostic only; the verdict stands without it)
+            reply = worker.receive(min(60.0, max(session.remaining(), 1.0)), 0, "params")
+        except WorkerFailure:  # a diagnostic only; the verdict stands without it
             return []
-        trees.append(header.get("params"))
+        trees.append(reply.params)
     expected, actual = trees
     if not expected or actual is None:
         return []
@@ -71,7 +77,7 @@ def matches(session: Session, args: dict, variant_out: np.ndarray, actual: np.nd
     return False
 
 
-def name_pitfall(session: Session, outcome: Outcome) -> dict | None:
+def name_pitfall(session: Session, outcome: Outcome) -> Pitfall | None:
     """The known-wrong variant whose outputs agree with the learner's: on the smallest failing input,
     and on every other input seen in this run, which tells apart variants that coincide on small inputs."""
     variants = session.problem.variants("pitfalls")
@@ -88,10 +94,11 @@ def name_pitfall(session: Session, outcome: Outcome) -> dict | None:
     for key in missing:
         try:
             outputs[key] = trusted.collect(key, outcome.args)
-        except RuntimeError:
+        except ReferenceError:
             pass
+    actual = outcome.actual.reshape(-1)
     candidates = [key for key, out in outputs.items()
-                  if out is not None and matches(session, outcome.args, out, outcome.actual)]
+                  if out is not None and matches(session, outcome.args, out, actual)]
     probes = [(args, actual) for args, actual in session.seen if args is not outcome.args]
     if len(candidates) > 1 and probes:
         candidates = [key for key in candidates
@@ -100,7 +107,7 @@ def name_pitfall(session: Session, outcome: Outcome) -> dict | None:
     if len(candidates) != 1:
         return None
     name = candidates[0].removeprefix("pitfall_")
-    return {"id": name, "message": read_message(variants[name])}
+    return Pitfall(name, read_message(variants[name]))
 
 
 def read_message(path) -> str:
@@ -114,7 +121,7 @@ def read_message(path) -> str:
     return ""
 
 
-def property_checks(session: Session, outcome: Outcome) -> list[dict]:
+def property_checks(session: Session, outcome: Outcome) -> list[Check]:
     """Reference-free checks from ``problems/<slug>/properties.py`` on the failing output."""
     module = session.problem.properties()
     if module is None or outcome.comparison is None or outcome.comparison.actual is None:
@@ -123,6 +130,6 @@ def property_checks(session: Session, outcome: Outcome) -> list[dict]:
     for check in getattr(module, "PROPERTIES", []):
         problem_text = check(outcome.args, outcome.comparison.actual)
         name = f"property: {check.__name__.replace('_', ' ')}"
-        checks.append({"name": name, "status": "fail" if problem_text else "pass",
-                       "message": problem_text or (check.__doc__ or "").strip().splitlines()[0]})
+        checks.append(Check(name, Status.FAIL if problem_text else Status.PASS,
+                            problem_text or (check.__doc__ or "").strip().splitlines()[0]))
     return checks

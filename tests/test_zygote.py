@@ -1,10 +1,10 @@
 """Where workers come from: the run's zygote, one an earlier run left, or a fresh start; and what is
-kept on disk between runs. Whichever way a worker starts, the verdict and the confinement are the same."""
+kept between runs. Whichever way a worker starts, the verdict and the confinement are the same."""
 
 import json
 import os
 import select
-import socket
+import signal
 import subprocess
 import sys
 import time
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REFERENCE, ROOT
-from grader import grading, launch
+from grader import engine, isolation, zygote
 
 CORRECT = REFERENCE["t5_relative_pos"].read_text()
 WRONG = CORRECT + '''
@@ -31,6 +31,12 @@ def run_grade(*argv, env):
     done = subprocess.run([sys.executable, "-m", "grader.cli", *argv, "--json"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
     return done.returncode, json.loads(done.stdout)
+
+
+def wait_until(condition, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def zygotes(folder: Path) -> list[int]:
@@ -55,7 +61,7 @@ def own_cache(tmp_path):
     folder = tmp_path / "cache"
     env = dict(os.environ, GRADE_CACHE_DIR=str(folder), GRADE_WARM_SECONDS="120")
     yield folder, env
-    launch.stop(launch.worker_env(), folder)
+    zygote.stop(folder)
 
 
 def test_a_run_leaves_a_zygote_that_the_next_run_uses(own_cache, tmp_path):
@@ -65,7 +71,7 @@ def test_a_run_leaves_a_zygote_that_the_next_run_uses(own_cache, tmp_path):
     code, report = run_grade("t5_relative_pos", "--file", learner, env=env)
     assert (code, report["status"]) == (0, "pass")
     first = zygotes(folder)
-    assert len(first) == 1 and launch.Zygote.find(launch.worker_env(), folder) is not None
+    assert len(first) == 1 and zygote.Zygote.find(folder) is not None
     # Forked from the command itself, before it imported anything heavy: no second Python start.
     assert b"grader.cli" in Path(f"/proc/{first[0]}/cmdline").read_bytes().split(b"\0")
 
@@ -74,8 +80,8 @@ def test_a_run_leaves_a_zygote_that_the_next_run_uses(own_cache, tmp_path):
     assert (code, report["status"]) == (1, "fail")
     assert zygotes(folder) == first
 
-    assert launch.stop(launch.worker_env(), folder)
-    assert zygotes(folder) == [] and launch.Zygote.find(launch.worker_env(), folder) is None
+    assert zygote.stop(folder)
+    assert zygotes(folder) == [] and zygote.Zygote.find(folder) is None
 
 
 def test_a_forked_worker_sees_this_run_not_the_zygote_s(own_cache, tmp_path):
@@ -93,17 +99,39 @@ def test_a_forked_worker_sees_this_run_not_the_zygote_s(own_cache, tmp_path):
     assert len(first) == 1 and zygotes(folder) == first  # the worker came from the first run's zygote
 
 
-def test_a_stale_socket_is_replaced(own_cache, monkeypatch):
+def test_a_stale_record_is_replaced(own_cache):
+    """A zygote killed without cleaning up leaves its socket and record: the next run starts afresh."""
     folder, env = own_cache
-    monkeypatch.setenv("GRADE_WARM_SECONDS", "120")
-    path = launch.socket_path(launch.worker_env(), folder)
-    stale = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    stale.bind(str(path))  # a socket file nobody listens on, as a killed zygote leaves
-    stale.close()
-    assert launch.Zygote.find(launch.worker_env(), folder) is None and not path.exists()
+    code, report = run_grade("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"], env=env)
+    [pid] = zygotes(folder)
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: zygotes(folder) == [])
+    assert zygote.Zygote.find(folder) is None  # the record names a process that is gone
+    code, report = run_grade("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"], env=env)
+    assert (code, report["status"]) == (0, "pass") and len(zygotes(folder)) == 1
+
+
+def test_a_stopped_zygote_costs_one_short_wait_and_is_replaced(own_cache):
+    folder, env = own_cache
+    run_grade("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"], env=env)
+    [stopped] = zygotes(folder)
+    os.kill(stopped, signal.SIGSTOP)
+    started = time.monotonic()
     code, report = run_grade("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"], env=env)
     assert (code, report["status"]) == (0, "pass")
-    assert launch.Zygote.find(launch.worker_env(), folder) is not None
+    assert time.monotonic() - started < zygote.FOUND_SECONDS + 20
+    wait_until(lambda: stopped not in zygotes(folder))
+    assert len(zygotes(folder)) == 1  # the replacement
+
+
+def test_a_changed_numerics_variable_gets_its_own_zygote_and_stops_the_old_one(own_cache):
+    folder, env = own_cache
+    run_grade("rmsnorm", "--file", REFERENCE["rmsnorm"], env=env)
+    [first] = zygotes(folder)
+    code, report = run_grade("rmsnorm", "--file", REFERENCE["rmsnorm"], env=dict(env, JAX_TRACEBACK_FILTERING="off"))
+    assert (code, report["status"]) == (0, "pass")
+    wait_until(lambda: first not in zygotes(folder))
+    assert len(zygotes(folder)) == 1
 
 
 def test_without_a_warm_period_no_zygote_stays(tmp_path):
@@ -121,16 +149,17 @@ def test_without_a_warm_period_no_zygote_stays(tmp_path):
 @pytest.mark.parametrize("source, status", [(CORRECT, "pass"), (WRONG, "fail"),
                                             (CORRECT + "\nimport sys\nsys.exit(0)\n", "error")])
 def test_workers_start_afresh_where_no_zygote_can_fork(grade_json, submission, monkeypatch, source, status):
-    monkeypatch.setattr(launch, "supported", lambda: False)
+    monkeypatch.setattr(zygote, "supported", lambda: False)
     code, report = grade_json("t5_relative_pos", "--file", submission(source))
     assert report["status"] == status and code == (0 if status == "pass" else 1)
+    assert report["isolation"] == ("namespaces" if isolation.probe() is None else "none")
 
 
 def test_hypothesis_runs_again_only_to_shrink_a_failure(grade_json, submission, monkeypatch):
     grade_json("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"])  # the drawn inputs are on disk now
     calls = []
-    real = grading.run_generated
-    monkeypatch.setattr(grading, "run_generated", lambda *a, **k: calls.append(k) or real(*a, **k))
+    real = engine.run_generated
+    monkeypatch.setattr(engine, "run_generated", lambda *a, **k: calls.append(k) or real(*a, **k))
     code, report = grade_json("t5_relative_pos", "--file", submission(CORRECT + "\n# edited\n"))
     assert (code, report["status"], calls) == (0, "pass", [])
     # Wrong only where T > 30, which no fixed example reaches: Hypothesis shrinks it to T = 31.
@@ -187,56 +216,3 @@ def test_the_zygote_keeps_nothing_the_command_inherited(own_cache):
     assert done.returncode == 0 and len(zygotes(folder)) == 1
     assert select.select([read], [], [], 10)[0] and os.read(read, 1) == b""
     os.close(read)
-
-
-# A learner module that knows whether it is the first of the run's processes to load it: the first takes
-# a lock on a file beside it and holds it until it exits.
-SECOND_KNOWS = CORRECT + '''
-import fcntl
-import os
-
-_lock = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "first.lock"), "a")
-try:
-    fcntl.flock(_lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    SECOND = False
-except OSError:
-    SECOND = True
-_right = t5_relative_pos
-'''
-
-
-def test_a_regrade_splits_the_inputs_between_two_workers(grade_json, submission):
-    """With the reference's outputs cached, its core runs a second worker with the learner's file: what
-    both print is reported, and the second worker's answers are graded like the first's."""
-    grade_json("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"])  # the reference's outputs are cached
-    code, report = grade_json("t5_relative_pos", "--file", submission(CORRECT + '\nprint("loaded")\n'))
-    assert (code, report["status"]) == (0, "pass")
-    assert report["output"].count("loaded") == 2 and "second process" in report["output"]
-    code, report = grade_json("t5_relative_pos", "--file", submission(SECOND_KNOWS + '''
-
-def t5_relative_pos(seed, T, num_buckets, max_distance):
-    return _right(seed, T, num_buckets, max_distance) + (1.0 if SECOND else 0.0)
-'''))
-    assert (code, report["status"]) == (1, "fail")
-
-
-CANNOT_LOAD = 'if SECOND:\n    raise RuntimeError("only the first process may load this file")\n'
-DIES_PARTWAY = '''
-_calls = [0]
-
-
-def t5_relative_pos(seed, T, num_buckets, max_distance):
-    _calls[0] += 1
-    if SECOND and _calls[0] > 1:  # the first answer comes; the process exits while computing the rest
-        os._exit(3)
-    return _right(seed, T, num_buckets, max_distance)
-'''
-
-
-@pytest.mark.parametrize("tail", [CANNOT_LOAD, DIES_PARTWAY], ids=["cannot load", "dies partway"])
-def test_what_the_second_worker_leaves_unanswered_the_first_answers(grade_json, submission, tail):
-    """A second worker that cannot load the file, or dies partway through its batch, costs nothing but
-    time: its remaining cases run in the first worker."""
-    grade_json("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"])
-    code, report = grade_json("t5_relative_pos", "--file", submission(SECOND_KNOWS + tail))
-    assert (code, report["status"]) == (0, "pass") and report["examples_run"] == 24

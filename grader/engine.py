@@ -1,0 +1,482 @@
+"""The grading engine: fixed cases first, then the inputs Hypothesis draws, then shrinking a failure.
+
+It only drives and records. Learner code runs in a confined worker (:mod:`grader.pool`), the reference
+in the trusted side's (:mod:`grader.trusted`), comparisons in :mod:`grader.compare`; what a failure
+means is for :mod:`grader.diagnosis`, how it reads for :mod:`grader.report`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from grader import cache as cache_mod
+from grader import kinds
+from grader.compare import compare
+from grader.pool import READY_SECONDS, Worker, WorkerFailure
+from grader.problems import Problem, ProblemError, cache_folder
+from grader.trusted import ReferenceError, Trusted, batch_request, call_request, cancel_batch, load_request, reply_bound
+from grader.verdict import Check, Outcome, Status, Verdict
+from grader.zygote import Launch, learner_spec
+
+SHRINK_SECONDS = 20.0  # time allowed for shrinking once a failure is found
+KEEP_FAILURES = 8  # failing cases kept: the last is the smallest, reported if shrinking runs out of time
+KEEP_SEEN = 64  # learner outputs kept for telling pitfalls apart
+DIFFERENT_ANSWER = ("; called again with the same input, your function answered differently: a correct "
+                    "function gives the same answer every time (is there hidden state, or randomness "
+                    "that does not come from the seed?)")
+
+
+@dataclass
+class Options:
+    jit: bool = True
+    use_cache: bool = True
+    call_seconds: float | None = None
+    problem_seconds: float | None = None
+    memory_mib: int | None = None
+
+
+class StopGrading(BaseException):
+    """Ends the run at once. A BaseException, so that Hypothesis neither catches nor shrinks it."""
+
+    def __init__(self, outcome: Outcome):
+        super().__init__(outcome.message)
+        self.outcome = outcome
+
+
+class CaseFailed(Exception):
+    """A failing case; Hypothesis shrinks the input that raised it."""
+
+    def __init__(self, outcome: Outcome):
+        super().__init__(outcome.message)
+        self.outcome = outcome
+
+
+@dataclass
+class Fetch:
+    """The learner's answers to one batch, on their way, in order: digests of those not yet received."""
+
+    pending: list[str] = field(default_factory=list)
+    received: int = 0
+
+
+class Session:
+    """One grading run: the learner's worker (or a trusted module in the trusted worker) and the reference.
+
+    Everything the grader trusts is read when the session is made; learner code starts with ``load``."""
+
+    def __init__(self, problem: Problem, learner_path: Path, options: Options, trusted: Trusted | None = None,
+                 subject_key: str | None = None, launch: Launch | None = None):
+        self.problem = problem
+        self.options = options
+        self.learner_path = learner_path.resolve()
+        self.call_seconds = options.call_seconds or problem.call_seconds
+        self.memory_mib = options.memory_mib or problem.memory_mib
+        self.started = time.monotonic()
+        self.deadline = self.started + (options.problem_seconds or problem.problem_seconds)
+        self.owns_trusted = trusted is None
+        self.launch = None
+        self.isolation = "namespaces"
+        self.refused: str | None = None
+        if subject_key is None:
+            self.launch = launch or Launch.prepare(problem.reference, cache_folder(problem.root) if options.use_cache else None)
+            self.refused = self.launch.refused()
+            self.isolation = "namespaces" if self.refused is None else "none"
+        if trusted is None:
+            # Unconfined learner code could reach anything of this user's: then nothing kept between runs
+            # is trusted, and the reference runs in a process of its own, not forked beside the learner's.
+            confined = self.isolation == "namespaces"
+            trusted = Trusted(problem, options.use_cache and confined,
+                              self.launch.own if self.launch and confined else None)
+        self.trusted = trusted
+        self.memo: dict[str, tuple | WorkerFailure] = {}  # the learner's answers fetched ahead, by input digest
+        self.fetch = Fetch()
+        self.cases = 0
+        self.jit_error: str | None = None
+        self.seen: list[tuple[dict, np.ndarray]] = []  # (inputs, learner's flat output), for naming pitfalls
+        self.learner_loaded = subject_key is not None
+        if subject_key is None:
+            self.key = "learner"
+            self.learner_source = learner_path.read_bytes()
+            self.learner = self.launch.learner
+        else:  # a trusted module (variant, alternative) graded inside the trusted worker
+            self.key = subject_key
+            self.learner = self.trusted.start({subject_key: self.learner_path})
+
+    @property
+    def shared(self) -> bool:
+        """Whether the graded module runs in the trusted worker (`grade check`'s variants)."""
+        return self.learner is self.trusted.worker
+
+    def load(self) -> None:
+        """Learner code starts here: after everything trusted has been read."""
+        if not self.learner_loaded:
+            self.learner.request(*load_request(self.problem, self.key, self.learner_path, self.learner_source,
+                                               self.memory_mib))
+
+    def restart(self) -> None:
+        """A fresh learner worker (after one died partway through a batch), loaded."""
+        self.learner.close()
+        self.learner = Worker(learner_spec(self.trusted.cache_folder),
+                              self.launch.found or self.launch.own if self.isolation == "namespaces" else None)
+        self.learner_loaded = False
+        self.load()
+        self._learner_ready()
+
+    # -- the learner's replies -----------------------------------------------------------------------------
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def _timeout(self) -> float:
+        remaining = self.remaining()
+        if remaining <= 0:
+            raise StopGrading(self._out_of_time())
+        return min(self.call_seconds, remaining)
+
+    def _receive(self, max_bytes: int, expect: str = "result"):
+        """The graded module's next reply, within the limit for one call and the time left (a worker's
+        start, JAX's import, has an allowance of its own, within the time left)."""
+        if self.shared:
+            self.trusted.acknowledge()
+        return self.learner.receive(self._timeout(), max_bytes, expect,
+                                    ready_seconds=min(READY_SECONDS, max(self.remaining(), 0.0)))
+
+    def _out_of_time(self, args: dict | None = None) -> Outcome:
+        limit = self.deadline - self.started
+        return Outcome("time limit", args or {}, Status.TIMEOUT,
+                       f"grading ran past the limit of {limit:.0f} s for the whole problem")
+
+    def _learner_ready(self) -> None:
+        if self.learner_loaded:
+            return
+        try:
+            reply = self._receive(0, "loaded")
+        except WorkerFailure as failure:
+            raise StopGrading(self._failure_outcome("loading your file", {}, failure)) from None
+        if not reply.ok:
+            err = reply.error
+            status = Status.NOT_STARTED if err["kind"] == "not_implemented" else Status.ERROR
+            raise StopGrading(Outcome("loading your file", {}, status, error_message(err), error=err))
+        self.learner_loaded = True
+
+    def _failure_outcome(self, name: str, args: dict, failure: WorkerFailure) -> Outcome:
+        if failure.kind == "timeout":
+            if self.remaining() <= 0:
+                return self._out_of_time(args)
+            return Outcome(name, args, Status.TIMEOUT, f"your function did not return within "
+                                                        f"{self.call_seconds:g} s (the limit for one call); "
+                                                        f"is there an endless loop?")
+        if failure.kind == "memory":
+            return Outcome(name, args, Status.ERROR, f"your code exceeded the memory limit of {self.memory_mib} MiB "
+                                                     f"({failure.message})")
+        if failure.kind == "protocol":
+            return Outcome(name, args, Status.ERROR, f"the process running your code broke the grader's "
+                                                     f"protocol: {failure.message}")
+        if failure.kind == "isolation":
+            return Outcome(name, args, Status.ERROR, failure.message)
+        return Outcome(name, args, Status.ERROR, f"the process running your code stopped: {failure.message}")
+
+    def prefetch(self, cases: list[dict]) -> None:
+        """Ask for the learner's and the reference's outputs on ``cases`` in one batch each, both workers
+        running at once. ``evaluate`` takes the learner's answers as it needs them; whatever is still
+        pending when grading stops early or moves on (to shrinking) is cancelled."""
+        unique = list({self.trusted.digest(a): a for a in cases}.items())
+        if not unique:
+            return
+        misses = [a for _, a in unique if self.trusted.cached("reference", a) is None]
+        if misses:  # the reference starts first: it does not wait for the learner's import
+            self.trusted.request_batch("reference", misses)
+        if self.shared:
+            # A trusted module graded in the trusted worker (`grade check`): one worker, one batch at a
+            # time. Its own calls go one by one, and stop at its first failure.
+            for args in misses:
+                self.trusted.collect("reference", args)
+            return
+        self._learner_ready()
+        self.learner.request(*batch_request(self.problem, self.key, [a for _, a in unique], self.options.jit))
+        self.fetch = Fetch([digest for digest, _ in unique])
+        self.bound = reply_bound(self.problem, [a for _, a in unique])
+
+    def _take_pending(self, until: str) -> None:
+        """Receive the batch's answers into ``memo``, up to the one for digest ``until``."""
+        fetch = self.fetch
+        while fetch.pending:
+            digest = fetch.pending.pop(0)
+            fetch.received += 1
+            try:
+                self.memo[digest] = self._receive(self.bound)
+            except WorkerFailure as failure:
+                if fetch.received == 1:  # that case alone: the verdict is known
+                    self.memo[digest] = failure
+                else:  # somewhere in the batch: start afresh, one case at a time
+                    self.restart()
+                fetch.pending = []
+                return
+            if digest == until:
+                return
+
+    def cancel_pending(self) -> None:
+        """Stop the rest of the batch; answers already on their way are kept."""
+        if not self.fetch.pending or self.shared:
+            return
+
+        def keep(reply) -> None:
+            if self.fetch.pending:
+                self.memo[self.fetch.pending.pop(0)] = reply
+
+        cancel_batch(self.learner, keep, timeout=max(min(self.call_seconds, self.remaining()), 1.0),
+                     max_bytes=self.bound)
+        self.fetch.pending = []
+
+    # -- one case --------------------------------------------------------------------------------------
+
+    def evaluate(self, name: str, args: dict) -> Outcome:
+        """Run the learner's entry on ``args``, compare with the reference, and say how it went."""
+        self._learner_ready()
+        expected = self.trusted.cached("reference", args)
+        digest = self.trusted.digest(args)
+        if digest in self.fetch.pending:
+            self._take_pending(until=digest)
+        answer = self.memo.pop(digest, None)
+        if isinstance(answer, WorkerFailure):
+            raise StopGrading(self._failure_outcome(name, args, answer))
+        if answer is None:  # a case outside the batch (shrinking), or one a failed batch left unanswered
+            self.cancel_pending()  # the worker must be free
+            self.learner.request(*call_request(self.problem, self.key, args, self.options.jit))
+        in_batch = expected is None and self.trusted.is_pending("reference", args)
+        if expected is None and not in_batch and not self.shared:  # computed while the learner's call runs
+            self.trusted.request("reference", args)
+        try:
+            reply = answer or self._receive(reply_bound(self.problem, [args]))
+        except WorkerFailure as failure:
+            raise StopGrading(self._failure_outcome(name, args, failure)) from None
+        if expected is None:
+            if self.shared and not in_batch:
+                expected = self.trusted.output("reference", args)
+            else:
+                expected = self.trusted.collect("reference", args)
+        self.cases += 1
+        if not reply.ok:
+            err = reply.error
+            status = Status.NOT_STARTED if err["kind"] == "not_implemented" and self.cases == 1 else Status.ERROR
+            outcome = Outcome(name, args, status, error_message(err), error=err)
+            if status == Status.NOT_STARTED or err["kind"] in ("memory", "exit", "signature"):
+                raise StopGrading(outcome)
+            return outcome
+        if reply.jit_error and self.jit_error is None:
+            self.jit_error = reply.jit_error
+        result = reply.result
+        spec = {"dtype": result.dtype, "shape": list(result.shape)} if result.shape is not None else None
+        comparison = compare(
+            expected_flat=expected, natural_shape=self.problem.natural_shape(args), dtype=self.problem.output_dtype,
+            result={"type": result.type, "dtype": result.dtype}, spec=spec, actual=result.array,
+            exact=self.problem.exact, rtol=self.problem.rtol, atol=self.problem.atol,
+            accept_also=self.trusted.accept_also(args, expected))
+        if answer is not None and reply.together and not comparison.ok:
+            # Answers traced together may round differently from a call on its own: a failure is
+            # confirmed (and reported, and matched against known mistakes) on its own.
+            self.cases -= 1
+            return self.evaluate(name, args)
+        actual = result.array  # as it came back: the report shows a wrong shape as it is
+        if actual is not None and comparison.stage in ("finite", "values") and len(self.seen) < KEEP_SEEN:
+            self.seen.append((args, actual.reshape(-1)))
+        status = Status.PASS if comparison.ok else Status.FAIL
+        return Outcome(name, args, status, comparison.message, comparison=comparison, actual=actual)
+
+    def close(self) -> str:
+        """End the learner's worker (not a shared one); the learner's printed output."""
+        printed = ""
+        if not self.shared:
+            self.learner.close()
+            printed = self.learner.output.text()
+        if self.owns_trusted:
+            self.trusted.close()
+        if self.launch is not None:
+            self.launch.close()
+        return printed
+
+
+def error_message(err: dict) -> str:
+    from grader.problems import relative
+
+    where = relative(err["file"]) if err.get("file") else "your file"
+    if err.get("line"):
+        where = f"{where}, line {err['line']}"
+    if err["kind"] == "not_implemented":
+        return "your function still raises NotImplementedError: fill in the TODO in " + where
+    if err["kind"] == "signature":
+        return f"{err['message']} ({where})"
+    if err["kind"] == "memory":
+        return f"your code ran out of memory ({err['type']}: {err['message']}) at {where}"
+    if err["kind"] == "exit":
+        return f"your code called sys.exit ({err['message']}) at {where}; return the result instead"
+    during = "while importing your file" if err.get("during") == "import" else "in your function"
+    return f"{err['type']} {during}: {err['message']} ({where})"
+
+
+def run_generated(session: Session, failures: list[Outcome], collect: list | None = None) -> Outcome | None:
+    """Hypothesis phase: derandomised generation, then shrinking of the first failure found.
+
+    With ``collect`` (a list), only gathers the inputs Hypothesis generates, evaluating nothing; the same
+    inputs come again, in the same order, when it runs for real (derandomised), up to the first failure.
+    """
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+    from hypothesis.errors import Flaky
+
+    problem = session.problem
+    first_failure: list[float] = []
+    strategy = session.strategy
+
+    @settings(max_examples=problem.max_examples, derandomize=True, database=None, deadline=None,
+              phases=(Phase.generate, Phase.shrink), report_multiple_bugs=False, print_blob=False,
+              suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
+    @given(strategy)
+    def generated(args):
+        if first_failure and time.monotonic() - first_failure[0] > SHRINK_SECONDS:
+            raise StopGrading(failures[-1])  # the smallest failure found in the time allowed
+        args = problem.check_args(args)
+        if collect is not None:
+            collect.append(args)
+            return
+        outcome = session.evaluate("generated", args)
+        if outcome.status != Status.PASS:
+            first_failure[:] = first_failure or [time.monotonic()]
+            failures.append(outcome)
+            del failures[:-KEEP_FAILURES]
+            raise CaseFailed(outcome)
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            generated()
+    except CaseFailed as exc:
+        return exc.outcome
+    except Flaky:
+        return failures[-1] if failures else None
+    except BaseException as exc:  # Hypothesis may wrap ours; find it
+        inner = _find(exc, (StopGrading, CaseFailed, ProblemError))
+        if inner is None:
+            if collect is not None:
+                raise ProblemError(f"problems/{problem.slug}/strategies.py: drawing an input failed: "
+                                   f"{type(exc).__name__}: {exc}") from None
+            raise
+        if isinstance(inner, (StopGrading, ProblemError)):
+            raise inner from None
+        return inner.outcome
+    return None
+
+
+def _find(exc: BaseException, types) -> BaseException | None:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, types):
+            return exc
+        for inner in getattr(exc, "exceptions", ()):
+            found = _find(inner, types)
+            if found is not None:
+                return found
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def kept_inputs(session: Session) -> tuple[Path | None, list[dict] | None]:
+    """Where the drawn inputs are kept, and what is kept there (None if nothing usable)."""
+    problem = session.problem
+    path = cache_mod.inputs_file(session.trusted.cache_folder, problem.slug,
+                                 [problem.folder / "strategies.py", problem.folder / "problem.toml"],
+                                 problem.max_examples)
+    return path, cache_mod.load_inputs(path, problem.args) if path is not None else None
+
+
+def draw_inputs(session: Session, path: Path | None) -> list[dict]:
+    """The inputs Hypothesis draws for the problem, the same every run (derandomised), kept at ``path``."""
+    drawn: list[dict] = []
+    run_generated(session, [], collect=drawn)
+    if path is not None:
+        cache_mod.save_inputs(path, session.problem.args, drawn)
+    return drawn
+
+
+def grade(problem: Problem, learner_path: Path, options: Options | None = None,
+          cases: list[tuple[str, dict]] | None = None, extra=None, trusted: Trusted | None = None,
+          subject_key: str | None = None, fixed: bool = True, launch: Launch | None = None) -> Verdict:
+    """Grade ``learner_path``. ``cases`` replaces the fixed examples and skips generation (replays).
+
+    ``extra(session, verdict)``, when given, runs before the workers close (diagnosis).
+    ``trusted`` shares a reference worker between gradings; ``subject_key`` grades a trusted module
+    inside that worker instead of a learner's worker. ``launch`` says where the workers come from
+    (prepared early by the command line). ``fixed=False`` skips the fixed examples (``grade check``
+    uses it to show that the generated inputs alone catch a mistake).
+    """
+    options = options or Options()
+    started = time.monotonic()
+    session = Session(problem, learner_path, options, trusted, subject_key, launch)
+    verdict = Verdict(problem.slug, Status.PASS, "", isolation=session.isolation)
+    failures: list[Outcome] = []
+    try:
+        try:
+            cases_run = cases if cases is not None else [(ex.name, ex.args) for ex in problem.examples] if fixed else []
+            drawn: list[dict] = []
+            if cases is None:  # read before learner code starts, like everything trusted
+                session.strategy = problem.strategy()
+                path, kept = kept_inputs(session)
+            session.load()
+            if cases is None:
+                drawn = kept if kept is not None else draw_inputs(session, path)
+            bad = None
+            session.prefetch([args for _, args in cases_run] + drawn)
+            for name, args in cases_run:
+                outcome = session.evaluate(name, args)
+                verdict.checks.append(Check(name, outcome.status, outcome.message))
+                if outcome.status != Status.PASS:
+                    bad = outcome
+                    break
+            if bad is None and cases is None:
+                # Hypothesis's inputs are known already: only if one fails does Hypothesis run again,
+                # drawing the same inputs (derandomised) up to that one, to shrink it.
+                cases_before, seen_before = session.cases, len(session.seen)
+                first = next((o for o in (session.evaluate("generated", args) for args in drawn)
+                              if o.status != Status.PASS), None)
+                if first is not None:
+                    session.cases = cases_before
+                    del session.seen[seen_before:]
+                    bad = run_generated(session, failures)
+                    if bad is None:  # seen failing once, then not again: that is a failure too
+                        bad = first
+                        bad.message += DIFFERENT_ANSWER
+                        session.cases = max(session.cases, cases_before + len(drawn))
+                count = session.cases - len(cases_run)
+                verdict.checks.append(Check("generated inputs", bad.status if bad else Status.PASS,
+                                            bad.message if bad else f"{count} generated inputs match"))
+        except StopGrading as stop:
+            bad = stop.outcome
+            verdict.checks.append(Check(bad.name, bad.status, bad.message))
+        except ReferenceError as exc:
+            bad = Outcome("reference", {}, Status.ERROR, f"the problem is broken, not your code: {exc}")
+            verdict.checks.append(Check(bad.name, bad.status, bad.message))
+        if bad is not None:
+            verdict.status, verdict.message, verdict.counterexample = bad.status, bad.message, bad
+        else:
+            verdict.message = f"all {session.cases} cases match the reference"
+        if session.jit_error:
+            verdict.checks.append(Check("jit", Status.WARN, "your function did not run under jax.jit with its "
+                                        f"integer arguments static, so it was graded eagerly ({session.jit_error})"))
+        elif session.seen and options.jit:
+            verdict.checks.append(Check("jit", Status.PASS, "runs under jax.jit with its integer arguments static"))
+        session.cancel_pending()
+        if extra is not None and bad is not None and bad.name != "reference":
+            try:
+                extra(session, verdict)
+            except (WorkerFailure, ReferenceError):
+                pass  # a diagnosis only: the verdict stands without it
+    finally:
+        verdict.examples_run = session.cases
+        verdict.output = session.close()
+        verdict.duration_s = round(time.monotonic() - started, 3)
+    return verdict

@@ -1,0 +1,43 @@
+"""The one fingerprint of everything a cached output or a reused process depends on besides its own
+sources (computed without importing JAX or NumPy: the command uses it before it forks its zygote)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import json
+import platform
+import sys
+from pathlib import Path
+
+from grader import pool
+
+PACKAGES = ("jax", "jaxlib", "flax", "numpy", "hypothesis")
+# Environment variables that can change what JAX, XLA, Flax or the interpreter compute.
+ENV_PREFIXES = ("JAX_", "XLA_", "FLAX_", "TF_", "LD_", "CUDA", "NVIDIA", "ROCR_", "HIP_", "TPU_", "OMP_",
+                "OPENBLAS_", "MKL_", "PYTHONHASHSEED", "PYTHONPATH")
+
+
+@functools.cache
+def fingerprint() -> str:
+    """Everything a cached or reused result depends on besides its own sources: the grader's source,
+    the library versions and accelerator plugins, the compile flags and matmul precision, the
+    environment variables that change numerics, and the platform. Computed without importing JAX."""
+    h = hashlib.sha256()
+    for source in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(source.name.encode() + b"\0" + source.read_bytes())
+    for name in PACKAGES:
+        try:
+            h.update(f"{name}={importlib.metadata.version(name)};".encode())
+        except importlib.metadata.PackageNotFoundError:
+            h.update(f"{name}=none;".encode())
+    plugins = sorted(d.metadata["Name"] or "" for d in importlib.metadata.distributions()
+                     if (d.metadata["Name"] or "").lower().startswith(("jax-cuda", "jax_cuda", "jax-rocm", "libtpu")))
+    env = pool.worker_env()
+    h.update(json.dumps({"plugins": plugins, "precision": pool.MATMUL_PRECISION,
+                         "env": {k: v for k, v in sorted(env.items()) if k.startswith(ENV_PREFIXES)},
+                         "platform": [sys.platform, platform.machine(), sys.version]}).encode())
+    return h.hexdigest()
+
+

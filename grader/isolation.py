@@ -1,0 +1,154 @@
+"""Confining learner code with the kernel's namespaces (Linux), through plain system calls.
+
+A worker that runs learner code is started in two steps (see :mod:`grader.pool`):
+
+1. Its monitor, a process of the grader's, calls :func:`confine`: new user, mount, network, IPC and PID
+   namespaces; the whole filesystem seen read-only, except a private ``/tmp`` and ``/dev/shm`` (tmpfs)
+   and the folders given as ``writable``; no network but an unconnected loopback.
+2. It forks the worker, which is then process 1 of a PID namespace of its own, and which calls
+   :func:`enter` before anything else: a ``/proc`` of that namespace (so no other process can be seen,
+   signalled or opened through ``/proc``), limits on processes and file size, no capabilities, no new
+   privileges. When the worker ends, for whatever reason, the kernel ends every process it started,
+   ``setsid`` or not.
+
+Where the kernel refuses any of it (macOS, a container without user namespaces, a distribution that
+restricts them), :func:`probe` says why, and learner code runs without isolation: the verdict says so.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import resource
+import sys
+
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
+CLONE_NEWNET, CLONE_NEWIPC = 0x40000000, 0x08000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
+MOUNT_ATTR_RDONLY, AT_RECURSIVE, AT_FDCWD = 0x1, 0x8000, -100
+SYS_MOUNT_SETATTR = 442  # the same number on every architecture (added after the tables were unified)
+PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP = 38, 24
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
+
+PROCESS_LIMIT = 1024  # tasks (threads count) in the worker's namespace: JAX starts a few dozen threads
+FILE_SIZE_LIMIT = 256 << 20  # bytes, for any one file the worker writes
+TMPFS_OPTIONS = b"size=256m,mode=1777"
+
+
+class Refused(OSError):
+    """The kernel refused a step of the confinement."""
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        code = ctypes.get_errno()
+        raise Refused(code, f"{what}: {os.strerror(code)}")
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+    except OSError as exc:
+        raise Refused(exc.errno or errno.EPERM, f"writing {path}: {exc.strerror}") from None
+
+
+def confine(writable: list[str] = ()) -> None:
+    """In the monitor, before it forks the worker: the namespaces and the read-only view. The caller's
+    user and group stay what they are (mapped to themselves). Raises Refused."""
+    if not sys.platform.startswith("linux"):
+        raise Refused(errno.ENOSYS, "namespaces exist only on Linux")
+    libc = _libc()
+    uid, gid = os.getuid(), os.getgid()
+    _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWPID), "unshare")
+    _write("/proc/self/setgroups", "deny")
+    _write("/proc/self/uid_map", f"{uid} {uid} 1")
+    _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    _check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "making mounts private")
+    # Held open across the mounts below, so that a folder under /tmp can still be found once a private
+    # /tmp hides it.
+    held = [(os.path.realpath(f), os.open(f, os.O_PATH | os.O_DIRECTORY)) for f in writable if os.path.isdir(f)]
+    attr = _MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
+    _check(libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, b"/", AT_RECURSIVE, ctypes.byref(attr),
+                        ctypes.sizeof(attr)), "making the filesystem read-only")
+    for folder in (b"/tmp", b"/dev/shm"):
+        if os.path.isdir(folder):
+            _check(libc.mount(b"tmpfs", folder, b"tmpfs", MS_NOSUID | MS_NODEV, TMPFS_OPTIONS),
+                   f"a private {folder.decode()}")
+    for folder, fd in held:
+        os.makedirs(folder, exist_ok=True)  # inside a private /tmp it is a new, empty mount point
+        target = folder.encode()
+        _check(libc.mount(f"/proc/self/fd/{fd}".encode(), target, None, MS_BIND, None), f"binding {folder}")
+        _check(libc.mount(None, target, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV, None),
+               f"making {folder} writable")
+        os.close(fd)
+
+
+def enter() -> None:
+    """In the worker, process 1 of its PID namespace, before anything else: its own /proc, limits, and
+    no way back to any privilege. Raises Refused."""
+    libc = _libc()
+    _check(libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None), "mounting /proc")
+    resource.setrlimit(resource.RLIMIT_NPROC, (PROCESS_LIMIT, PROCESS_LIMIT))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
+    _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no new privileges")
+    cap = 0
+    while libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0:
+        cap += 1
+    data = (_CapData * 2)()  # all zero: no effective, permitted or inheritable capability
+    _check(libc.capset(ctypes.byref(_CapHeader(LINUX_CAPABILITY_VERSION_3, 0)), data), "dropping capabilities")
+
+
+def probe() -> str | None:
+    """None when learner code can be confined here, else why not (one sentence). Forks twice."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return "namespaces exist only on Linux"
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child tries each step, and says what failed (nothing when all went well)
+        os.close(read)
+        try:
+            confine()
+            inner = os.fork()
+            if inner == 0:
+                try:
+                    enter()
+                except BaseException as exc:  # noqa: BLE001
+                    os.write(write, _reason(exc))
+                os._exit(0)
+            os.waitpid(inner, 0)
+        except BaseException as exc:  # noqa: BLE001
+            os.write(write, _reason(exc))
+        os._exit(0)
+    os.close(write)
+    chunks = []
+    while chunk := os.read(read, 4096):
+        chunks.append(chunk)
+    os.close(read)
+    os.waitpid(pid, 0)
+    reason = b"".join(chunks).decode(errors="replace").strip()
+    return reason or None
+
+
+def _reason(exc: BaseException) -> bytes:
+    text = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
+    return f"the kernel refused {text}".encode()[:500]

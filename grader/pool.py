@@ -1,0 +1,422 @@
+"""Worker processes: each one started, confined, limited, talked to and ended by one owner.
+
+A worker is started by a *monitor*, a small process of the grader's (forked by a zygote, see
+:mod:`grader.zygote`, or started afresh as ``python -m grader.pool``). The monitor confines itself
+(:func:`grader.isolation.confine`) when the worker will run learner code and the kernel allows it,
+forks the worker, tells the grader the worker's pid and how it is isolated, and then waits: when the
+worker ends it says its exit status; when the grader goes away or asks it to, it kills the worker.
+A confined worker is process 1 of its PID namespace, so killing it ends everything it started; an
+unconfined one is a session leader whose monitor is a subreaper, killing whatever is left below it.
+
+On the grader's side, :class:`Worker` owns one such process from start to end (a context manager).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+from grader import protocol
+
+READY_SECONDS = 120.0  # for a worker to start and import JAX
+OUTPUT_KEEP = 4096  # bytes of printed output kept from each end
+PR_SET_CHILD_SUBREAPER = 36
+
+# XLA's CPU compiler spends most of a kata's grading time optimising programs that then run for
+# microseconds: without LLVM optimisation and with the classic (non-MLIR) fusion emitters, compiling
+# is several times faster; and code generated as one piece rather than split for parallel threads
+# compiles in about half the time again (the two workers already keep both cores busy). Numerics stay
+# IEEE (no fast math); both sides of a comparison use the same flags. They only concern the CPU backend.
+COMPILE_FLAGS = ("--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false "
+                 "--xla_cpu_parallel_codegen_split_count=1")
+MATMUL_PRECISION = "highest"  # float32 matmuls on GPU otherwise default to reduced precision
+
+
+def worker_env() -> dict:
+    """The environment of every worker (and of a zygote, which forks them)."""
+    return dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", TF_CPP_MIN_LOG_LEVEL="3",
+                XLA_FLAGS=f"{os.environ.get('XLA_FLAGS', '')} {COMPILE_FLAGS}".strip())
+
+
+class WorkerFailure(Exception):
+    """The worker could not answer: it timed out, died, or broke the protocol."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind  # "timeout", "memory", "crash", "protocol", "isolation"
+        self.message = message
+
+
+@dataclass
+class Output:
+    """Printed output of a worker, truncated in the middle once it grows past 2 * OUTPUT_KEEP bytes."""
+
+    head: bytearray = field(default_factory=bytearray)
+    tail: bytearray = field(default_factory=bytearray)
+    total: int = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = OUTPUT_KEEP - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail = (self.tail + chunk)[-OUTPUT_KEEP:]
+
+    def text(self) -> str:
+        if self.total <= len(self.head) + len(self.tail):
+            return (self.head + self.tail).decode(errors="replace")
+        skipped = self.total - len(self.head) - len(self.tail)
+        return (self.head.decode(errors="replace") + f"\n[... {skipped} bytes of output left out ...]\n"
+                + self.tail.decode(errors="replace"))
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What a worker is started with. ``confine``: it will run learner code, so it is confined where
+    the kernel allows it; ``writable``: folders it may write besides its private /tmp."""
+
+    confine: bool
+    compile_cache: str = ""
+    writable: tuple[str, ...] = ()
+
+    def request(self) -> dict:
+        return {"confine": self.confine, "compile_cache": self.compile_cache, "writable": list(self.writable),
+                "cwd": os.getcwd(), "env": worker_env()}
+
+
+class Worker:
+    """One worker process, from start to end. ``request`` sends a message; ``receive`` waits for a reply
+    and checks it (:func:`grader.protocol.parse_reply`); ``kill`` ends it and everything it started."""
+
+    def __init__(self, spec: Spec, zygote=None, fallback: bool = True):
+        """Forked by ``zygote`` (a :class:`grader.zygote.Zygote`) when given and able, else started afresh
+        (or, without ``fallback``, OSError)."""
+        req_r, self._req_w = os.pipe()
+        self._resp_r, resp_w = os.pipe()
+        out_r, out_w = os.pipe()
+        self._status, theirs = socket.socketpair()
+        fds = [req_r, resp_w, out_w, theirs.fileno()]
+        self.proc: subprocess.Popen | None = None
+        try:
+            if zygote is None or not zygote.fork(spec.request(), fds):
+                if not fallback:
+                    self._status.close()
+                    for fd in (self._req_w, self._resp_r, out_r):
+                        os.close(fd)
+                    raise OSError("the zygote could not fork the worker")
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-m", "grader.pool", json.dumps(spec.request()), *map(str, fds)],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    pass_fds=fds, start_new_session=True, env=worker_env(), close_fds=True)
+        finally:
+            for fd in fds[:3]:
+                os.close(fd)
+            theirs.close()
+        self.output = Output()
+        self._drain = threading.Thread(target=self._read_output, args=(out_r,), daemon=True)
+        self._drain.start()
+        self.pid: int | None = None
+        self.isolation: str | None = None  # "namespaces" or "none", once the monitor has said
+        self.refused: str | None = None  # the monitor could not confine the worker: why
+        self.returncode: int | None = None
+        self._monitor_done = False
+        self._buffer = b""
+        self.ready = False
+        self.backend: str | None = None
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- the monitor's messages ------------------------------------------------------------------------
+
+    def _read_status(self, timeout: float) -> bool:
+        """Take in what the monitor said within ``timeout``; False if it said nothing."""
+        if self._monitor_done or not select.select([self._status], [], [], max(0.0, timeout))[0]:
+            return False
+        try:
+            chunk = self._status.recv(4096)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._monitor_done = True
+            if self.returncode is None:
+                self.returncode = 255  # the monitor died: the worker went with it (see monitor())
+            return True
+        self._buffer += chunk
+        while b"\n" in self._buffer:
+            line, self._buffer = self._buffer.split(b"\n", 1)
+            kind, _, value = line.decode(errors="replace").partition(" ")
+            if kind == "pid":
+                pid, _, isolation = value.partition(" ")
+                self.pid, self.isolation = int(pid), isolation
+            elif kind == "refused":
+                self.refused = value
+            elif kind == "exit":
+                self.returncode = int(value)
+        return True
+
+    def started(self, timeout: float = READY_SECONDS) -> bool:
+        """Wait until the monitor has forked the worker (or failed to); whether it did."""
+        deadline = time.monotonic() + timeout
+        while self.pid is None and self.refused is None and not self._monitor_done:
+            if not self._read_status(deadline - time.monotonic()) and time.monotonic() >= deadline:
+                break
+        return self.pid is not None
+
+    def poll(self) -> int | None:
+        while self.returncode is None and self._read_status(0):
+            pass
+        return self.returncode
+
+    def wait(self, timeout: float) -> int | None:
+        deadline = time.monotonic() + timeout
+        while self.poll() is None and time.monotonic() < deadline:
+            self._read_status(min(0.2, deadline - time.monotonic()))
+        return self.returncode
+
+    # -- requests and replies --------------------------------------------------------------------------
+
+    def _read_output(self, fd: int) -> None:
+        with os.fdopen(fd, "rb", buffering=0) as stream:
+            while chunk := stream.read(65536):
+                self.output.add(chunk)
+
+    def request(self, header: dict, arrays: list = ()) -> None:
+        specs, payloads = protocol.pack_arrays(list(arrays))
+        try:
+            protocol.write_message(self._req_w, dict(header, arrays=specs), payloads)
+        except OSError:
+            pass  # the worker died; receive() says how
+
+    def receive(self, timeout: float, max_bytes: int = 0, expect: str = "result",
+                ready_seconds: float = READY_SECONDS) -> protocol.Reply:
+        """The next reply, checked to be the ``expect`` kind (see :func:`grader.protocol.parse_reply`),
+        with at most ``max_bytes`` of array data. The first call also waits for the worker to start
+        (importing JAX is not the graded code's time: it has its own allowance, ``ready_seconds``)."""
+        if not self.ready:
+            self.ready = True
+            reply = self._receive(max(timeout, ready_seconds), 0, "ready")
+            self.backend = reply.backend
+        return self._receive(timeout, max_bytes, expect)
+
+    def _receive(self, timeout: float, max_bytes: int, expect: str) -> protocol.Reply:
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.kill()
+                raise WorkerFailure("timeout", f"no answer within {timeout:.0f} s")
+            if select.select([self._resp_r], [], [], remaining)[0]:
+                break
+        try:
+            return protocol.parse_reply(*protocol.read_message(self._resp_r, max_payload=max_bytes), expect)
+        except EOFError:
+            raise self._death() from None
+        except protocol.ProtocolError as exc:
+            self.kill()
+            raise WorkerFailure("protocol", f"it sent a malformed answer ({exc})") from None
+
+    def _death(self) -> WorkerFailure:
+        self.started(2.0)
+        if self.refused is not None:
+            return WorkerFailure("isolation", f"learner code could not be isolated: {self.refused}")
+        code = self.wait(2.0)
+        if code is None:
+            self.kill()
+            code = self.returncode
+        self._drain.join(timeout=1)
+        printed = self.output.text()
+        if any(sign in printed for sign in ("bad_alloc", "MemoryError", "RESOURCE_EXHAUSTED", "Out of memory")):
+            return WorkerFailure("memory", "the process ran out of memory")
+        if self.pid is None:
+            return WorkerFailure("crash", "the worker could not start: does `python -c 'import jax'` work?")
+        if code is not None and code < 0:
+            name = signal.Signals(-code).name
+            if -code == signal.SIGKILL:
+                return WorkerFailure("memory", f"the process was killed ({name}), most likely for using too much memory")
+            return WorkerFailure("crash", f"the process died on signal {name}")
+        return WorkerFailure("crash", f"the process exited with status {code} before answering "
+                                      "(does the code call sys.exit or os._exit?)")
+
+    # -- the end ---------------------------------------------------------------------------------------
+
+    def kill(self) -> None:
+        """End the worker and everything it started (its monitor kills what is left when told)."""
+        if self.pid is not None and self.returncode is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            self._status.send(b"kill\n")
+        except OSError:
+            pass
+        for fd in (self._req_w, self._resp_r):
+            if fd >= 0:
+                os.close(fd)
+        self._req_w = self._resp_r = -1
+
+    def close(self) -> None:
+        """Ask the worker to quit; kill it if it does not at once (a stray thread must not keep us
+        waiting); then let its monitor go."""
+        if self._req_w >= 0 and self.poll() is None and self.pid is not None:
+            self.request({"op": "quit"})
+            self.wait(0.5)
+        self.kill()
+        self.wait(2.0)
+        self._status.close()
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        self._drain.join(timeout=1)
+
+
+# -- the monitor ----------------------------------------------------------------------------------------
+
+
+def monitor(request: dict, req_fd: int, resp_fd: int, out_fd: int, status_fd: int, refused: str | None) -> None:
+    """Start the worker ``request`` describes, report on it, and end it when told; never returns.
+
+    ``refused`` is why learner code cannot be confined here (None when it can), as probed once."""
+    from grader import isolation
+
+    status = socket.socket(fileno=status_fd)
+    mode = "none"
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if request["confine"] and refused is None:
+            try:
+                isolation.confine(request["writable"] + ([request["compile_cache"]] if request["compile_cache"] else []))
+                mode = "namespaces"
+            except isolation.Refused as exc:
+                status.sendall(f"refused {exc.strerror}\n".encode())
+                os._exit(1)
+        else:
+            _prctl(PR_SET_CHILD_SUBREAPER, 1)  # what the worker leaves behind comes back here, to be killed
+        pid = os.fork()
+        if pid == 0:
+            status.close()
+            become_worker(request, mode, req_fd, resp_fd, out_fd)
+        for fd in (req_fd, resp_fd, out_fd):
+            os.close(fd)
+        status.sendall(f"pid {pid} {mode}\n".encode())
+        code = _watch(pid, status)
+        if mode == "none":
+            _kill_descendants()
+        try:
+            status.sendall(f"exit {code}\n".encode())
+        except OSError:
+            pass
+    finally:
+        os._exit(0)
+
+
+def _watch(pid: int, status: socket.socket) -> int:
+    """Wait until the worker ends, killing it when the grader says so or goes away; its exit status."""
+    pidfd = os.pidfd_open(pid)
+    while True:
+        ready = select.select([pidfd, status], [], [])[0]
+        if pidfd in ready:
+            break
+        try:
+            chunk = status.recv(64)
+        except OSError:
+            chunk = b""
+        if not chunk or b"kill" in chunk:
+            _kill(pid)
+            break
+    _, code = os.waitpid(pid, 0)
+    os.close(pidfd)
+    return os.waitstatus_to_exitcode(code)
+
+
+def _kill(pid: int) -> None:
+    for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        try:
+            target()
+        except OSError:
+            pass
+
+
+def _kill_descendants() -> None:
+    """Kill and collect every process left below this subreaper (what an unconfined worker started)."""
+    for _ in range(100):
+        try:
+            children = open(f"/proc/self/task/{os.getpid()}/children").read().split()
+        except OSError:
+            children = []
+        for child in children:
+            _kill(int(child))
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def _prctl(option: int, value: int) -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def become_worker(request: dict, mode: str, req_fd: int, resp_fd: int, out_fd: int) -> None:
+    """Turn this fresh fork into a worker: confined (``mode`` "namespaces") or a session of its own."""
+    try:
+        if mode == "namespaces":
+            from grader import isolation
+
+            isolation.enter()
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        os.dup2(out_fd, 1)
+        os.dup2(out_fd, 2)
+        os.close(out_fd)
+        os.environ.clear()
+        os.environ.update(request["env"])
+        os.chdir(request["cwd"])
+        sys.path[0] = request["cwd"]
+        sys.argv = [sys.argv[0]]
+        if "numpy" in sys.modules:
+            sys.modules["numpy"].random.seed()  # a fresh global seed, as a fresh process would have
+
+        from grader import worker
+
+        worker.serve(req_fd, resp_fd, request["compile_cache"])
+    except BaseException:  # noqa: BLE001
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        os._exit(1)
+
+
+def main() -> None:
+    """``python -m grader.pool REQUEST_JSON REQ RESP OUT STATUS``: a monitor started afresh."""
+    from grader import isolation
+
+    request = json.loads(sys.argv[1])
+    req_fd, resp_fd, out_fd, status_fd = map(int, sys.argv[2:6])
+    monitor(request, req_fd, resp_fd, out_fd, status_fd, isolation.probe() if request["confine"] else None)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,292 @@
+"""The trusted side of a run: the reference (and the known-wrong and correct variants) in a worker of
+their own, and the outputs kept on disk.
+
+Everything here is read before learner code starts: the reference's source, the grading hooks, the
+cached outputs, the statement's expected outputs and ``golden.json``. Every reference output, cached or
+fresh, that the statement or the golden file also gives is checked against them: a cached one that
+disagrees is dropped and computed again, a fresh one that disagrees is a broken problem
+(:class:`ReferenceError`), never a verdict on the learner.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from grader import cache as cache_mod
+from grader import kinds
+from grader.compare import compare
+from grader.pool import Spec, Worker, WorkerFailure
+from grader.problems import Problem, cache_folder
+
+LOAD_SECONDS = 120.0
+
+
+class ReferenceError(RuntimeError):
+    """A trusted module failed, or the reference disagrees with the statement: the problem is broken."""
+
+
+def reply_bound(problem: Problem, cases: list[dict]) -> int:
+    """The most array bytes a reply to these calls may carry: any dtype at the expected size."""
+    return max((16 * int(np.prod(problem.natural_shape(args))) for args in cases), default=0) + 4096
+
+
+def load_request(problem: Problem, key: str, path: Path, source: bytes, memory_mib: int = 0):
+    return ({"op": "load", "key": key, "path": str(path), "entry": problem.slug, "arg_names": list(problem.args),
+             "memory_mib": memory_mib}, [np.frombuffer(source, dtype=np.uint8)])
+
+
+def call_request(problem: Problem, key: str, args: dict, jit: bool):
+    arrays: list = []
+    return ({"op": "call", "key": key, "args": kinds.encode(problem.args, args, arrays), "jit": jit,
+             "max_bytes": reply_bound(problem, [args])}, arrays)
+
+
+def batch_request(problem: Problem, key: str, cases: list[dict], jit: bool):
+    arrays: list = []
+    calls = [{"args": kinds.encode(problem.args, args, arrays), "max_bytes": reply_bound(problem, [args])}
+             for args in cases]
+    return {"op": "batch", "key": key, "calls": calls, "jit": jit}, arrays
+
+
+def cancel_batch(worker: Worker, keep, timeout: float, max_bytes: int) -> None:
+    """Ask ``worker`` to stop its batch; replies already on their way go to ``keep(reply)``."""
+    worker.request({"op": "cancel"})
+    while True:
+        try:
+            reply = worker.receive(timeout, max_bytes, "cancel")
+        except WorkerFailure:
+            return
+        if reply.op == "cancelled":
+            return
+        keep(reply)
+
+
+class Trusted:
+    """The reference's worker, started on first need, and the outputs kept between runs.
+
+    ``zygote`` forks the worker when given (only when learner code is confined: a process an
+    unconfined learner worker could reach never runs the reference); else it starts afresh."""
+
+    def __init__(self, problem: Problem, use_cache: bool = True, zygote=None):
+        self.problem = problem
+        self.zygote = zygote
+        self.sources = {"reference": problem.reference.read_bytes()}
+        self.hooks = problem.hooks()
+        self.cache_folder = cache_folder(problem.root) if use_cache else None
+        self.hook_sources = [problem.solution_folder / "grading.py"] if self.hooks else []
+        self.caches = {("reference", True): cache_mod.ReferenceCache(
+            self.cache_folder, problem.slug, [problem.reference] + self.hook_sources)}
+        self.known = self._known_outputs()
+        for digest in list(self.caches["reference", True].entries):
+            self._verify_cached(digest)
+        self.worker: Worker | None = None
+        self.modules: set[str] = set()
+        self.unacknowledged: list[str] = []  # modules whose load reply is still to come
+        self.pending: list[tuple[str, str, dict]] = []  # (key, digest, args) of batch answers to come
+        self.direct_jit = True  # the mode of the last single request
+
+    # -- what the statement and the golden file say -----------------------------------------------------
+
+    def _known_outputs(self) -> dict[str, tuple[str, dict, np.ndarray]]:
+        known = {}
+        for ex in self.problem.examples:
+            if ex.expected is not None:
+                known[self.digest(ex.args)] = (f"the statement's example {ex.name!r}", ex.args, ex.expected.reshape(-1))
+        path = self.problem.solution_folder / "golden.json"
+        if path.is_file():
+            from grader.report import case_from_json
+
+            for entry in json.loads(path.read_text()):
+                args = case_from_json(self.problem, entry["args"])
+                output = np.asarray(entry["output"], dtype=self.problem.output_dtype).reshape(-1)
+                known.setdefault(self.digest(args), (f"golden.json's {entry['name']!r}", args, output))
+        return known
+
+    def _disagreement(self, digest: str, output: np.ndarray) -> str | None:
+        if digest not in self.known:
+            return None
+        where, args, expected = self.known[digest]
+        if output.shape == expected.shape and self.agrees(args, expected, output):
+            return None
+        return where
+
+    def _verify_cached(self, digest: str) -> None:
+        cache = self.caches["reference", True]
+        if self._disagreement(digest, cache.entries[digest]) is not None:
+            cache.drop(digest)
+
+    def agrees(self, args: dict, expected: np.ndarray, got: np.ndarray) -> bool:
+        """Whether ``got`` is an acceptable answer where ``expected`` is the reference's (both flat)."""
+        problem = self.problem
+        result = compare(expected_flat=expected, natural_shape=problem.natural_shape(args),
+                         dtype=problem.output_dtype, result={"type": "array"},
+                         spec={"dtype": got.dtype.name, "shape": [got.size]}, actual=got.reshape(-1),
+                         exact=problem.exact, rtol=problem.rtol, atol=problem.atol,
+                         accept_also=self.accept_also(args, expected))
+        return result.ok
+
+    def digest(self, args: dict) -> str:
+        return kinds.args_digest(self.problem.args, args)
+
+    # -- the worker --------------------------------------------------------------------------------------
+
+    def start(self, modules: dict[str, Path] | None = None) -> Worker:
+        """The worker, started on first need, with the reference and ``modules`` (key -> path) loaded.
+        Anything new sent to the worker first cancels the rest of a pending batch."""
+        self.cancel_pending()
+        if self.worker is not None and self.worker.poll() is not None:
+            self.worker.close()  # died (a trusted module misbehaved): start afresh
+            self.worker = None
+            self.modules.clear()
+        if self.worker is None:
+            folder = self.cache_folder
+            self.worker = Worker(Spec(confine=False, compile_cache=str(folder / "jax-trusted") if folder else ""),
+                                 self.zygote)
+            self._load("reference", self.problem.reference, self.sources["reference"])
+        for key, path in (modules or {}).items():
+            for jit in (True, False):
+                if (key, jit) not in self.caches:
+                    name = f"{self.problem.slug}.{key}.{'jit' if jit else 'eager'}"
+                    # The reference's source counts too: a variant may be the reference with one override.
+                    sources = [path, self.problem.reference] + self.hook_sources
+                    self.caches[key, jit] = cache_mod.ReferenceCache(self.cache_folder, name, sources)
+            if key not in self.modules:
+                self._load(key, path, path.read_bytes())
+        return self.worker
+
+    def _load(self, key: str, path: Path, source: bytes) -> None:
+        """Send a load; its reply is checked when the next reply is awaited (meanwhile JAX imports)."""
+        self.worker.request(*load_request(self.problem, key, path, source))
+        self.modules.add(key)
+        self.unacknowledged.append(key)
+
+    def _receive(self, timeout: float, max_bytes: int):
+        try:
+            self.acknowledge()
+            return self.worker.receive(timeout, max_bytes)
+        except WorkerFailure as failure:
+            self.pending = []
+            raise ReferenceError(f"the trusted worker of problem {self.problem.slug} failed: {failure.message}") from None
+
+    def acknowledge(self) -> None:
+        """Check the load replies still to come (they come before any other)."""
+        while self.unacknowledged:
+            key = self.unacknowledged.pop(0)
+            try:
+                reply = self.worker.receive(LOAD_SECONDS, 0, "loaded")
+            except WorkerFailure:
+                self.unacknowledged = []
+                raise
+            if not reply.ok:
+                err = reply.error
+                self.unacknowledged = []
+                raise ReferenceError(f"{key} of problem {self.problem.slug} failed to load: "
+                                     f"{err['type']}: {err['message']}\n{err['traceback']}")
+
+    def request(self, key: str, args: dict, jit: bool = True) -> None:
+        self.start().request(*call_request(self.problem, key, args, jit))
+        self.direct_jit = jit
+
+    def request_batch(self, key: str, cases: list[dict]) -> None:
+        """Ask for ``key``'s outputs on all ``cases``; ``collect`` takes them as they are needed."""
+        self.start().request(*batch_request(self.problem, key, cases, jit=True))
+        self.pending = [(key, self.digest(args), args) for args in cases]
+
+    def is_pending(self, key: str, args: dict) -> bool:
+        digest = self.digest(args)
+        return any(p[:2] == (key, digest) for p in self.pending)
+
+    def cancel_pending(self) -> None:
+        """Stop the rest of a batch (the worker is needed for something else, or not at all)."""
+        if not self.pending:
+            return
+
+        def keep(reply) -> None:
+            if self.pending:
+                key, _, args = self.pending.pop(0)
+                try:
+                    self._store(key, args, True, reply)
+                except ReferenceError:
+                    pass
+
+        try:
+            self.acknowledge()
+            cancel_batch(self.worker, keep, LOAD_SECONDS, reply_bound(self.problem, [a for *_, a in self.pending]))
+        except (ReferenceError, WorkerFailure):
+            pass
+        self.pending = []
+
+    def collect(self, key: str, args: dict, timeout: float = 300) -> np.ndarray:
+        """``key``'s answer for ``args``: from the pending batch (answers before it are kept), or else
+        the answer to the last request."""
+        digest = self.digest(args)
+        if self.is_pending(key, args):
+            while self.pending:
+                pkey, pdigest, pargs = self.pending.pop(0)
+                output = self._store(pkey, pargs, True, self._receive(timeout, reply_bound(self.problem, [pargs])))
+                if (pkey, pdigest) == (key, digest):
+                    return output
+        return self._store(key, args, self.direct_jit, self._receive(timeout, reply_bound(self.problem, [args])))
+
+    def _store(self, key: str, args: dict, jit: bool, reply) -> np.ndarray:
+        call = self.problem.call_text(args)
+        if not reply.ok or reply.result is None or reply.result.array is None:
+            what = reply.error or (reply.result and reply.result.type)
+            raise ReferenceError(f"the {key} solution failed on {call}: {what}")
+        output = reply.result.array.reshape(-1)
+        digest = self.digest(args)
+        if key == "reference":
+            if output.size != int(np.prod(self.problem.natural_shape(args))) or output.dtype.name != self.problem.output_dtype:
+                raise ReferenceError(f"the reference returned {output.dtype.name} of shape {reply.result.shape} on "
+                                     f"{call}; problem.toml says {self.problem.output_dtype} of shape "
+                                     f"{self.problem.natural_shape(args)}")
+            where = self._disagreement(digest, output)
+            if where is not None:
+                raise ReferenceError(f"the reference disagrees with {where} on {call}")
+        if (key, jit) in self.caches:
+            self.caches[key, jit].put(digest, output)
+        return output
+
+    # -- outputs -----------------------------------------------------------------------------------------
+
+    def cached(self, key: str, args: dict, jit: bool = True) -> np.ndarray | None:
+        cache = self.caches.get((key, jit))
+        return None if cache is None else cache.get(self.digest(args))
+
+    def outputs(self, key: str, cases: list[dict]) -> list[np.ndarray | None]:
+        """``key``'s flat outputs on ``cases``, cached or in one batch (None where it fails on a case)."""
+        outputs = [self.cached(key, args) for args in cases]
+        missing = [args for args, out in zip(cases, outputs) if out is None]
+        if missing:
+            self.request_batch(key, missing)
+        for i, args in enumerate(cases):
+            if outputs[i] is None:
+                try:
+                    outputs[i] = self.collect(key, args)
+                except ReferenceError:
+                    if key == "reference":
+                        raise
+        return outputs
+
+    def output(self, key: str, args: dict) -> np.ndarray:
+        cached = self.cached(key, args)
+        if cached is not None:
+            return cached
+        self.request(key, args)
+        return self.collect(key, args)
+
+    def accept_also(self, args: dict, expected: np.ndarray) -> np.ndarray | None:
+        hook = getattr(self.hooks, "accept_also", None)
+        return None if hook is None else hook(args, expected)
+
+    def close(self) -> None:
+        self.cancel_pending()
+        if self.worker is not None:
+            self.worker.close()
+            self.worker = None
+            self.modules.clear()
+        for cache in self.caches.values():
+            cache.save()

@@ -1,0 +1,75 @@
+"""The vocabulary of a verdict: statuses, checks, what happened on one input, and the verdict itself.
+
+The report (:mod:`grader.report`) turns a :class:`Verdict` into text and into the one JSON object
+whose schema it defines; nothing else needs to know how a verdict is written out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from grader.compare import Comparison
+
+
+class Status(str, Enum):
+    """The verdict of a run (and of one check; a check may also only warn)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    NOT_STARTED = "not_started"
+    WARN = "warn"  # checks only: worth saying, changes no verdict
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the verdict's list of checks: a phase of the run, or a diagnostic."""
+
+    name: str
+    status: Status
+    message: str
+
+
+@dataclass(frozen=True)
+class Pitfall:
+    """A known mistake the learner's outputs match."""
+
+    id: str
+    message: str
+
+
+@dataclass
+class Outcome:
+    """What happened on one input."""
+
+    name: str
+    args: dict
+    status: Status
+    message: str
+    comparison: Comparison | None = None
+    error: dict | None = None  # the worker's description of an exception (validated)
+    actual: np.ndarray | None = None  # the learner's flat output, when an array came back
+
+
+@dataclass
+class Verdict:
+    problem: str
+    status: Status
+    message: str
+    isolation: str = "none"  # how learner code was confined: "namespaces" or "none"
+    checks: list[Check] = field(default_factory=list)
+    counterexample: Outcome | None = None
+    pitfall: Pitfall | None = None
+    examples_run: int = 0
+    duration_s: float = 0.0
+    output: str = ""
+    params_diff: list[str] = field(default_factory=list)
