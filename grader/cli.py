@@ -34,8 +34,10 @@ def cmd_grade(argv: list[str]) -> int:
         root = problems.find_root()
         if (root / "problems" / args.problem / "problem.toml").is_file():
             # The workers' zygote starts importing JAX now, while the grader reads the problem.
+            learner_folder = (args.file.resolve().parent if args.file else root / "problems" / args.problem)
             launch = Launch.prepare(root / "solutions" / args.problem / f"{args.problem}.py",
-                                    None if args.no_cache else problems.cache_folder(root))
+                                    None if args.no_cache else problems.cache_folder(root),
+                                    (str(root), str(learner_folder)))
         from grader import report
         from grader.engine import Options, grade
 

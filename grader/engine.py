@@ -22,7 +22,7 @@ from grader.pool import READY_SECONDS, Worker, WorkerFailure
 from grader.problems import Problem, ProblemError, cache_folder
 from grader.trusted import ReferenceError, Trusted, batch_request, call_request, cancel_batch, load_request, reply_bound
 from grader.verdict import Check, Outcome, Status, Verdict
-from grader.zygote import Launch, learner_spec
+from grader.zygote import Launch
 
 SHRINK_SECONDS = 20.0  # time allowed for shrinking once a failure is found
 KEEP_FAILURES = 8  # failing cases kept: the last is the smallest, reported if shrinking runs out of time
@@ -84,7 +84,8 @@ class Session:
         self.isolation = "namespaces"
         self.refused: str | None = None
         if subject_key is None:
-            self.launch = launch or Launch.prepare(problem.reference, cache_folder(problem.root) if options.use_cache else None)
+            self.launch = launch or Launch.prepare(problem.reference, cache_folder(problem.root) if options.use_cache else None,
+                                                   (str(problem.root), str(self.learner_path.parent)))
             self.refused = self.launch.refused()
             self.isolation = "namespaces" if self.refused is None else "none"
         if trusted is None:
@@ -122,7 +123,7 @@ class Session:
     def restart(self) -> None:
         """A fresh learner worker (after one died partway through a batch), loaded."""
         self.learner.close()
-        self.learner = Worker(learner_spec(self.trusted.cache_folder),
+        self.learner = Worker(self.launch.spec,
                               self.launch.found or self.launch.own if self.isolation == "namespaces" else None)
         self.learner_loaded = False
         self.load()
@@ -356,8 +357,11 @@ def run_generated(session: Session, failures: list[Outcome], collect: list | Non
             generated()
     except CaseFailed as exc:
         return exc.outcome
-    except Flaky:
-        return failures[-1] if failures else None
+    except Flaky:  # failed, then passed when Hypothesis called it again with the same input
+        if not failures:
+            return None
+        failures[-1].message += DIFFERENT_ANSWER
+        return failures[-1]
     except BaseException as exc:  # Hypothesis may wrap ours; find it
         inner = _find(exc, (StopGrading, CaseFailed, ProblemError))
         if inner is None:

@@ -72,9 +72,11 @@ def _write(path: str, text: str) -> None:
         raise Refused(exc.errno or errno.EPERM, f"writing {path}: {exc.strerror}") from None
 
 
-def confine(writable: list[str] = ()) -> None:
+def confine(writable: list[str] = (), visible: list[str] = ()) -> None:
     """In the monitor, before it forks the worker: the namespaces and the read-only view. The caller's
-    user and group stay what they are (mapped to themselves). Raises Refused."""
+    user and group stay what they are (mapped to themselves). Folders in ``visible`` (and those the
+    interpreter imports from) stay visible where they lie under /tmp or /dev/shm, read-only; those in
+    ``writable`` stay visible and writable. Raises Refused."""
     if not sys.platform.startswith("linux"):
         raise Refused(errno.ENOSYS, "namespaces exist only on Linux")
     libc = _libc()
@@ -86,7 +88,15 @@ def confine(writable: list[str] = ()) -> None:
     _check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "making mounts private")
     # Held open across the mounts below, so that a folder under /tmp can still be found once a private
     # /tmp hides it.
-    held = [(os.path.realpath(f), os.open(f, os.O_PATH | os.O_DIRECTORY)) for f in writable if os.path.isdir(f)]
+    private = ("/tmp/", "/dev/shm/")
+    wanted = {os.path.realpath(f): False for f in [*visible, *sys.path, sys.prefix, sys.base_prefix] if f}
+    wanted.update({os.path.realpath(f): True for f in writable})
+    held = []
+    for folder in sorted(wanted):  # a parent before its children, so that the children's mounts stay on top
+        inside = any(folder.startswith(p) for p in private)
+        if os.path.isdir(folder) and (wanted[folder] or inside and not any(
+                folder.startswith(f + "/") for f, _, _ in held if not wanted[f])):
+            held.append((folder, os.open(folder, os.O_PATH | os.O_DIRECTORY), wanted[folder]))
     attr = _MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
     _check(libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, b"/", AT_RECURSIVE, ctypes.byref(attr),
                         ctypes.sizeof(attr)), "making the filesystem read-only")
@@ -94,12 +104,13 @@ def confine(writable: list[str] = ()) -> None:
         if os.path.isdir(folder):
             _check(libc.mount(b"tmpfs", folder, b"tmpfs", MS_NOSUID | MS_NODEV, TMPFS_OPTIONS),
                    f"a private {folder.decode()}")
-    for folder, fd in held:
+    for folder, fd, rw in held:
         os.makedirs(folder, exist_ok=True)  # inside a private /tmp it is a new, empty mount point
         target = folder.encode()
-        _check(libc.mount(f"/proc/self/fd/{fd}".encode(), target, None, MS_BIND, None), f"binding {folder}")
-        _check(libc.mount(None, target, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV, None),
-               f"making {folder} writable")
+        _check(libc.mount(f"/proc/self/fd/{fd}".encode(), target, None, MS_BIND | MS_REC, None), f"binding {folder}")
+        if rw:
+            _check(libc.mount(None, target, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV, None),
+                   f"making {folder} writable")
         os.close(fd)
 
 

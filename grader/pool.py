@@ -82,15 +82,16 @@ class Output:
 @dataclass(frozen=True)
 class Spec:
     """What a worker is started with. ``confine``: it will run learner code, so it is confined where
-    the kernel allows it; ``writable``: folders it may write besides its private /tmp."""
+    the kernel allows it; ``visible``: folders it must see (read-only) even where they lie under the
+    /tmp it gets a private one of; its compile cache is the one folder it may write there."""
 
     confine: bool
     compile_cache: str = ""
-    writable: tuple[str, ...] = ()
+    visible: tuple[str, ...] = ()
 
     def request(self) -> dict:
-        return {"confine": self.confine, "compile_cache": self.compile_cache, "writable": list(self.writable),
-                "cwd": os.getcwd(), "env": worker_env()}
+        return {"confine": self.confine, "compile_cache": self.compile_cache, "cwd": os.getcwd(),
+                "visible": [*self.visible, os.getcwd()], "env": worker_env()}
 
 
 class Worker:
@@ -205,6 +206,8 @@ class Worker:
         """The next reply, checked to be the ``expect`` kind (see :func:`grader.protocol.parse_reply`),
         with at most ``max_bytes`` of array data. The first call also waits for the worker to start
         (importing JAX is not the graded code's time: it has its own allowance, ``ready_seconds``)."""
+        if self._resp_r < 0:
+            raise WorkerFailure("crash", "the worker has ended")
         if not self.ready:
             self.ready = True
             reply = self._receive(max(timeout, ready_seconds), 0, "ready")
@@ -300,7 +303,7 @@ def monitor(request: dict, req_fd: int, resp_fd: int, out_fd: int, status_fd: in
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         if request["confine"] and refused is None:
             try:
-                isolation.confine(request["writable"] + ([request["compile_cache"]] if request["compile_cache"] else []))
+                isolation.confine([request["compile_cache"]] if request["compile_cache"] else [], request["visible"])
                 mode = "namespaces"
             except isolation.Refused as exc:
                 status.sendall(f"refused {exc.strerror}\n".encode())

@@ -245,7 +245,8 @@ class Trusted:
                                      f"{self.problem.natural_shape(args)}")
             where = self._disagreement(digest, output)
             if where is not None:
-                raise ReferenceError(f"the reference disagrees with {where} on {call}")
+                raise ReferenceError(f"the reference disagrees with {where} on {call} (does an environment "
+                                     f"variable, such as one of JAX_*, XLA_* or FLAX_*, change its numerics?)")
         if (key, jit) in self.caches:
             self.caches[key, jit].put(digest, output)
         return output

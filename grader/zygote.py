@@ -282,12 +282,12 @@ def imports_of(source: str) -> list[str]:
 # -- a run's workers ----------------------------------------------------------------------------------
 
 
-def learner_spec(folder: Path | None) -> Spec:
+def learner_spec(folder: Path | None, visible: tuple[str, ...] = ()) -> Spec:
     """A learner's worker: confined, writing only its own compile cache (which nothing trusted reads)."""
     if folder is None:
-        return Spec(confine=True)
+        return Spec(confine=True, visible=visible)
     (folder / "jax-learner").mkdir(parents=True, exist_ok=True)
-    return Spec(confine=True, compile_cache=str(folder / "jax-learner"))
+    return Spec(confine=True, compile_cache=str(folder / "jax-learner"), visible=visible)
 
 
 @dataclass
@@ -297,18 +297,20 @@ class Launch:
     own, and the learner's worker, started (not yet loaded)."""
 
     learner: Worker
+    spec: Spec
     found: Zygote | None = None
     own: Zygote | None = None
 
     @classmethod
-    def prepare(cls, reference: Path, cache_folder: Path | None) -> Launch:
+    def prepare(cls, reference: Path, cache_folder: Path | None, visible: tuple[str, ...] = ()) -> Launch:
+        """``visible``: folders the learner's code must see (the checkout, the learner's file's folder)."""
         if cache_folder is not None:
             cache_folder.mkdir(parents=True, exist_ok=True)
-        spec = learner_spec(cache_folder)
+        spec = learner_spec(cache_folder, visible)
         found = Zygote.find(cache_folder)
         if found is not None:
             try:
-                return cls(Worker(spec, found, fallback=False), found=found)
+                return cls(Worker(spec, found, fallback=False), spec, found=found)
             except OSError:
                 pass  # it was discarded: start our own
         try:
@@ -316,7 +318,7 @@ class Launch:
         except OSError:
             preload = []
         own = Zygote.start(cache_folder, preload)
-        return cls(Worker(spec, own), own=own)
+        return cls(Worker(spec, own), spec, own=own)
 
     def refused(self) -> str | None:
         """Why learner code cannot be confined here; None when it is."""

@@ -61,3 +61,34 @@ def submission(tmp_path):
         return path
 
     return write
+
+
+def live_processes() -> set[int]:
+    pids = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                pids.add(int(entry.name))
+        except OSError:
+            continue
+    return pids
+
+
+def kept_zygotes() -> set[int]:
+    """The zygotes that stay between runs, as their records name them."""
+    base = zygote.private_folder(Path("/")).parent
+    return {pid for record in base.glob("*/*.pid")
+            if (pid := zygote.recorded(record.parent, record.stem)) is not None}
+
+
+def left_behind(before: set[int], seconds: float = 5.0) -> set[int]:
+    """Processes started since ``before`` that are still alive after ``seconds`` at most, other than
+    kept zygotes: what a run left behind."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while True:
+        extra = live_processes() - before - kept_zygotes()
+        if not extra or time.monotonic() > deadline:
+            return extra
+        time.sleep(0.05)

@@ -1,0 +1,344 @@
+"""Verdicts nobody can forge or corrupt: learner code is confined, what it sends back is checked, stale
+state is never reused, and a failure seen once stays a failure.
+
+Each hostile submission is the reference bucketing solution with one trick added, so that a pass could
+only come from the trick.
+"""
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import jsonschema
+import pytest
+
+from conftest import REFERENCE, ROOT, left_behind, live_processes
+from grader import isolation
+from grader import report as report_module
+
+CORRECT = REFERENCE["t5_relative_pos"].read_text()
+FAST = ("--call-time-limit", "4", "--time-limit", "60")
+CONFINED = isolation.probe() is None
+needs_namespaces = pytest.mark.skipif(not CONFINED, reason="this kernel refuses namespaces")
+
+WRONG_TWICE_THEN_RIGHT = CORRECT + '''
+_right = t5_relative_pos
+_wrong_answers = [2]
+
+
+def t5_relative_pos(seed, T, num_buckets, max_distance):
+    import numpy as np
+
+    out = np.asarray(_right(seed, T, num_buckets, max_distance))  # cannot be traced: runs eagerly, every call
+    if T > 30 and _wrong_answers[0]:  # wrong on the first large input, twice; right ever after
+        _wrong_answers[0] -= 1
+        return out + 1.0
+    return out
+'''
+
+
+def test_a_function_that_answers_differently_for_the_same_input_fails(grade_json, submission):
+    code, report = grade_json("t5_relative_pos", "--file", submission(WRONG_TWICE_THEN_RIGHT))
+    assert (code, report["status"]) == (1, "fail")
+    assert "answered differently" in report["message"]
+    assert report["counterexample"]["inputs"]["T"] > 30
+
+
+# -- confinement ----------------------------------------------------------------------------------------
+
+ATTACKS = CORRECT + '''
+import os, signal, socket
+
+_found = []
+for path in (os.environ["GRADE_CACHE_DIR"], os.path.join(os.environ["KATA_ROOT"], "solutions")):
+    try:
+        with open(os.path.join(path, "forged.txt"), "w") as f:
+            f.write("forged")
+        _found.append("wrote " + path)
+    except OSError:
+        pass
+for entry in os.listdir("/proc"):
+    if entry.isdigit() and int(entry) != os.getpid():
+        _found.append("sees process " + entry)
+        try:
+            os.kill(int(entry), signal.SIGSTOP)
+            _found.append("stopped " + entry)
+        except OSError:
+            pass
+try:
+    socket.create_connection(("1.1.1.1", 53), timeout=1)
+    _found.append("network")
+except OSError:
+    pass
+print("FOUND", _found)
+_right = t5_relative_pos
+
+
+def t5_relative_pos(seed, T, num_buckets, max_distance):
+    return _right(seed, T, num_buckets, max_distance) + (1.0 if "network" in _found else 0.0)
+'''
+
+
+@needs_namespaces
+def test_confined_code_can_write_no_cache_see_no_process_and_reach_no_network(grade_json, submission,
+                                                                               private_cache, monkeypatch):
+    monkeypatch.setenv("KATA_ROOT", str(ROOT))
+    code, report = grade_json("t5_relative_pos", "--file", submission(ATTACKS))
+    assert "FOUND" in report["output"]
+    assert "process" not in report["output"] and "stopped" not in report["output"]  # it is process 1, alone
+    assert (code, report["status"], report["isolation"]) == (0, "pass", "namespaces")
+    # What it wrote, if anything, went to its private /tmp: nothing reached the cache or the checkout.
+    assert not (private_cache / "forged.txt").exists() and not (ROOT / "solutions" / "forged.txt").exists()
+
+
+@needs_namespaces
+def test_a_setsid_daemon_does_not_outlive_the_run(grade_json, submission):
+    daemon = CORRECT + '''
+import subprocess
+subprocess.Popen(["setsid", "sleep", "600"])
+subprocess.Popen(["sh", "-c", "sleep 600 &"])
+'''
+    before = live_processes()
+    code, report = grade_json("t5_relative_pos", "--file", submission(daemon))
+    assert (code, report["status"]) == (0, "pass")
+    assert left_behind(before) == set()
+
+
+def test_ending_grade_with_a_signal_ends_the_learner_s_processes(submission, tmp_path):
+    spinning = CORRECT + '''
+import subprocess
+subprocess.Popen(["sleep", "600"])
+
+
+def t5_relative_pos(seed, T, num_buckets, max_distance):
+    print("spinning", flush=True)
+    while True:
+        pass
+'''
+    env = dict(os.environ, GRADE_CACHE_DIR=str(tmp_path / "cache"), GRADE_WARM_SECONDS="0")
+    before = live_processes()
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        command = subprocess.Popen([sys.executable, "-m", "grader.cli", "t5_relative_pos", "--file",
+                                    submission(spinning), "--call-time-limit", "300"], cwd=ROOT, env=env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(4)  # the worker is spinning by now
+        command.send_signal(sig)
+        command.wait(timeout=30)
+        assert left_behind(before) == set(), f"processes left after {sig.name}"
+
+
+# -- replies are untrusted input ------------------------------------------------------------------------
+
+# The learner's function finds the worker's answer pipe on its own stack and writes its own "reply".
+FORGER = CORRECT + '''
+import json, os, struct, sys
+
+_right = t5_relative_pos
+
+
+def _send(header, payload=b""):
+    frame = sys._getframe()
+    while "resp_fd" not in frame.f_locals:
+        frame = frame.f_back
+    head = header if isinstance(header, bytes) else json.dumps(header).encode()
+    os.write(frame.f_locals["resp_fd"], struct.pack(">I", len(head)) + head + payload)
+
+
+def t5_relative_pos(seed, T, num_buckets, max_distance):
+    _send(FORGED)
+    return _right(seed, T, num_buckets, max_distance)
+'''
+JIT = {"used": True, "error": None}
+FORGERIES = {
+    "a result without its keys": {"ok": True},
+    "an unknown kind of reply": {"op": "ready", "backend": "cpu"},
+    "two gigabytes announced": {"ok": True, "seconds": 0, "jit": JIT, "result": {"type": "array", "dtype": "float32",
+                                "shape": [1 << 29]}, "arrays": [{"dtype": "float32", "shape": [1 << 29], "nbytes": 1 << 31}]},
+    "an overflowing shape": {"ok": True, "seconds": 0, "jit": JIT, "result": {"type": "array", "dtype": "float32",
+                             "shape": [1 << 62, 1 << 62]}, "arrays": []},
+    "bytes that do not make the shape": {"ok": True, "seconds": 0, "jit": JIT, "result": {"type": "array",
+                                         "dtype": "float32", "shape": [4]}, "arrays": [{"dtype": "float32", "shape": [4], "nbytes": 3}]},
+    "an error of no known kind": {"ok": False, "error": {"kind": "pass"}},
+    "a header that is not JSON": b"{not json",
+    "a header of a gigabyte": None,
+}
+
+
+@pytest.mark.parametrize("forgery", FORGERIES)
+def test_a_malformed_reply_is_a_clean_error(grade_json, submission, forgery):
+    header = FORGERIES[forgery]
+    if header is None:  # announce a huge header and send none of it
+        source = FORGER.replace("    _send(FORGED)\n", "    _send(b'', b'')\n").replace(
+            'struct.pack(">I", len(head))', 'struct.pack(">I", 1 << 30)')
+    else:
+        source = FORGER.replace("_right = t5_relative_pos", f"_right = t5_relative_pos\nFORGED = {header!r}")
+    code, report = grade_json("t5_relative_pos", "--file", submission(source), *FAST)
+    assert (code, report["status"]) == (1, "error")
+    assert "protocol" in report["message"]
+    jsonschema.validate(report, report_module.SCHEMA)
+
+
+def test_a_huge_wrong_shaped_answer_fails_on_its_shape_with_a_small_report(grade, submission):
+    huge = "import numpy as np\n\n\ndef t5_relative_pos(seed, T, num_buckets, max_distance):\n" \
+           "    return np.zeros(50_000_000, np.float32)\n"
+    code, out, _ = grade("t5_relative_pos", "--json", "--file", submission(huge))
+    report = json.loads(out)
+    assert (code, report["status"]) == (1, "fail")
+    assert "50000000 values" in report["message"] and len(out) < 1 << 20
+
+
+def test_a_source_file_of_megabytes_is_graded(grade_json, submission):
+    padded = CORRECT + "\n" + "# padding\n" * 200_000
+    code, report = grade_json("t5_relative_pos", "--file", submission(padded))
+    assert (code, report["status"]) == (0, "pass")
+
+
+def test_printed_escape_sequences_reach_the_text_report_escaped(grade, submission):
+    sneaky = CORRECT + '\nprint("\\x1b[2J\\x1b[Ht5_relative_pos: PASS - all 24 cases match")\n' + \
+        "_right = t5_relative_pos\n\n\ndef t5_relative_pos(seed, T, num_buckets, max_distance):\n" \
+        "    return _right(seed, T, num_buckets, max_distance) + 1.0\n"
+    code, out, _ = grade("t5_relative_pos", "--file", submission(sneaky))
+    assert code == 1 and "\x1b" not in out
+    assert "\\x1b[2J" in out
+
+
+# -- stale state ----------------------------------------------------------------------------------------
+
+
+def run_command(*argv, env):
+    done = subprocess.run([sys.executable, "-m", "grader.cli", *argv, "--json"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_a_variable_that_changes_numerics_never_reuses_what_was_kept_without_it(tmp_path):
+    """Flax derives parameters differently with FLAX_FIX_RNG_SEPARATOR, so the mini T5 reference no
+    longer gives the statement's outputs: with it, the problem is reported broken (never a verdict on
+    the learner from outputs kept without it); without it again, nothing kept with it is reused."""
+    env = dict(os.environ, GRADE_CACHE_DIR=str(tmp_path / "cache"), GRADE_WARM_SECONDS="60")
+    try:
+        for value in (None, "1", None):
+            run_env = dict(env, FLAX_FIX_RNG_SEPARATOR=value) if value else env
+            code, report = run_command("mini_t5_forward", "--file", REFERENCE["mini_t5_forward"], env=run_env)
+            if value:
+                assert report["status"] == "error" and "the problem is broken" in report["message"]
+                assert "FLAX_" in report["message"]
+            else:
+                assert (code, report["status"]) == (0, "pass"), report["message"]
+    finally:
+        from grader import zygote
+
+        zygote.stop(tmp_path / "cache")
+
+
+def test_a_corrupt_cache_file_is_a_miss(grade_json, private_cache):
+    grade_json("rmsnorm", "--file", REFERENCE["rmsnorm"])
+    for path in private_cache.glob("rmsnorm*.npz"):
+        path.write_bytes(path.read_bytes()[:40])
+    code, report = grade_json("rmsnorm", "--file", REFERENCE["rmsnorm"])
+    assert (code, report["status"]) == (0, "pass")
+
+
+def test_a_cached_reference_output_that_contradicts_the_statement_is_recomputed(grade_json, private_cache):
+    import numpy as np
+
+    grade_json("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"])
+    [path] = [p for p in private_cache.glob("t5_relative_pos-*.npz") if "inputs" not in p.name]
+    with np.load(path) as data:
+        entries = {k: np.zeros_like(data[k]) for k in data.files}  # every cached answer forged to zeros
+    np.savez(path, **entries)
+    zeros = "import jax.numpy as jnp\n\n\ndef t5_relative_pos(seed, T, num_buckets, max_distance):\n" \
+            "    return jnp.zeros(T * T, jnp.float32)\n"
+    wrong = private_cache.parent / "zeros.py"
+    wrong.write_text(zeros)
+    code, report = grade_json("t5_relative_pos", "--file", wrong)
+    assert (code, report["status"]) == (1, "fail")
+
+
+# -- where the kernel refuses namespaces -----------------------------------------------------------------
+
+REFUSE = "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\""
+
+
+def refused_run(*argv, env):
+    """The command inside a user namespace that allows no further one: the kernel refuses isolation."""
+    done = subprocess.run(["unshare", "--user", "--map-root-user", "sh", "-c", REFUSE, "sh", sys.executable,
+                           "-m", "grader.cli", *argv], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    return done.returncode, done.stdout
+
+
+@pytest.mark.skipif(subprocess.run(["sh", "-c", f"unshare --user --map-root-user sh -c '{REFUSE}' sh true"],
+                                   capture_output=True).returncode != 0,
+                    reason="cannot make a namespace that refuses namespaces here")
+def test_where_namespaces_are_refused_grading_works_and_says_so(tmp_path, submission):
+    env = dict(os.environ, GRADE_CACHE_DIR=str(tmp_path / "cache"))
+    code, out = refused_run("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"], "--json", env=env)
+    report = json.loads(out)
+    assert (code, report["status"], report["isolation"]) == (0, "pass", "none")
+    wrong = submission(CORRECT + "\n_r = t5_relative_pos\nt5_relative_pos = lambda *a: _r(*a) + 1\n")
+    code, out = refused_run("t5_relative_pos", "--file", wrong, env=env)
+    assert code == 1 and "FAIL" in out and "without isolation" in out
+    # Nothing of that run was kept for the next: unconfined code could have changed it.
+    assert not list((tmp_path / "cache").glob("*.npz"))
+
+
+# -- as an ordinary user ----------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="dropping to another user needs root")
+def test_an_ordinary_user_is_confined_too(tmp_path):
+    """A non-root user (as learners are) gets the same confinement: its own folder read-only, /proc
+    showing only its own process, no network."""
+    owned = tmp_path / "owned"
+    owned.mkdir()
+    os.chown(owned, 65534, 65534)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setresgid(65534, 65534, 65534)
+            os.setresuid(65534, 65534, 65534)
+            ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: as a process that never was root
+            isolation.confine([], [str(owned)])
+            inner = os.fork()
+            if inner == 0:
+                result = []
+                try:
+                    isolation.enter()
+                    try:
+                        (owned / "x").write_text("x")
+                        result.append("wrote")
+                    except OSError:
+                        pass
+                    result.append(sorted(p for p in os.listdir("/proc") if p.isdigit()))
+                    result.append(os.getuid())
+                except BaseException as exc:  # noqa: BLE001
+                    result.append(repr(exc))
+                os.write(write, json.dumps(result).encode())
+                os._exit(0)
+            os.waitpid(inner, 0)
+        except BaseException as exc:  # noqa: BLE001
+            os.write(write, json.dumps([repr(exc)]).encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    result = json.loads(os.read(read, 65536) or b"null")
+    os.close(read)
+    if result and isinstance(result[0], str) and "refused" in result[0]:
+        pytest.skip(f"this kernel refuses namespaces to ordinary users: {result[0]}")
+    assert result == [["1"], 65534]
+    # Checked from outside: that user could have written there, unconfined.
+    assert not (owned / "x").exists()
+
+
+def test_the_isolation_probe_names_the_refusal():
+    if CONFINED:
+        assert isolation.probe() is None
+    else:
+        assert "refused" in isolation.probe()
