@@ -1,7 +1,7 @@
 """Speed of `grade` against the plain property test, measured side by side in one run.
 
 For each problem, a correct submission (the reference, and a correct alternative) is graded
-alternately by `grade` (cold: empty caches and no zygote, see grader/launch.py; then re-graded after
+alternately by `grade` (cold: empty caches and no zygote, see grader/zygote.py; then re-graded after
 an edit, with the zygote the cold run left) and by the plain property test
 (benchmarks/plain_property_test.py), several runs each. Then every known-wrong variant goes through
 both, to show that the speed is not bought by testing less. Prints a markdown table of medians, ratios,
@@ -46,9 +46,9 @@ for step in steps:
     rc = subprocess.run(step["cmd"], env=step["env"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
     out.append([time.perf_counter() - t, rc])
 if steps and "env" in steps[-1] and "GRADE_CACHE_DIR" in steps[-1]["env"]:
-    from grader.launch import stop, worker_env
+    from grader.zygote import stop
     os.environ.update(steps[-1]["env"])
-    stop(worker_env(), Path(steps[-1]["env"]["GRADE_CACHE_DIR"]))
+    stop(Path(steps[-1]["env"]["GRADE_CACHE_DIR"]))
 while True:
     try:
         os.wait()
@@ -136,7 +136,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--problems", nargs="*", default=list(ALTERNATIVE))
     parser.add_argument("--no-catch", action="store_true", help="skip the known-wrong catch rates")
-    parser.add_argument("--only", choices=["timing", "catch", "check"], help="run one part only")
+    parser.add_argument("--only", choices=["timing", "catch", "check", "sandbox"], help="run one part only")
     parser.add_argument("--reference-only", action="store_true", help="time the reference, not the alternative")
     args = parser.parse_args()
     print(f"# {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, {args.runs} runs each, medians\n")
@@ -148,11 +148,43 @@ def main() -> None:
         for slug in args.problems:
             n, g, p = catch_rates(slug)
             print(f"| {slug} | {n} | {g}/{n} | {p}/{n} |", flush=True)
+    if args.only in (None, "sandbox"):
+        confined, plain = sandbox_cost()
+        print(f"\nStarting a worker from a warm zygote, median of 40: {plain * 1000:.1f} ms unconfined, "
+              f"{confined * 1000:.1f} ms confined (namespaces cost {(confined - plain) * 1000:.1f} ms per worker)")
     if args.only in (None, "check"):
         with tempfile.TemporaryDirectory() as tmp:
             env = dict(os.environ, GRADE_CACHE_DIR=str(Path(tmp) / "cache"))
             wall, rss, rc = measure([str(BIN / "grade"), "check"], env)
         print(f"\n`grade check` over every problem, cold caches: {wall:.1f} s (exit {rc}), peak memory {rss:.0f} MiB")
+
+
+SANDBOX = """
+import json, statistics, sys, tempfile, time
+from pathlib import Path
+from grader import isolation, zygote
+from grader.pool import Spec, Worker
+
+assert isolation.probe() is None, "namespaces are refused here"
+own = zygote.Zygote.start(None, [])
+own.isolation()
+times = {True: [], False: []}
+for i in range(41):
+    for confine in (True, False):
+        started = time.perf_counter()
+        with Worker(Spec(confine=confine), own) as worker:
+            worker.wait_ready(120)
+            if i:  # the first of each waits for the zygote's imports
+                times[confine].append(time.perf_counter() - started)
+own.close()
+print(json.dumps([statistics.median(times[True]), statistics.median(times[False])]))
+"""
+
+
+def sandbox_cost() -> tuple[float, float]:
+    """Median seconds from asking a warm zygote for a worker to its first message, confined and not."""
+    done = subprocess.run([sys.executable, "-c", SANDBOX], cwd=ROOT, capture_output=True, text=True, check=True)
+    return tuple(json.loads(done.stdout))
 
 
 def timing_table(args) -> None:

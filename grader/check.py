@@ -158,7 +158,7 @@ def check_problem(root: Path, slug: str, update_golden: bool = False) -> list[Ro
         for name, path in problem.variants("alternatives").items():
             verdict, took = graded(path, f"alternative_{name}")
             rows.append(Row(slug, f"alternative {name}", verdict.status == Status.PASS, f"{took}: {verdict.message}"))
-    except ReferenceError as exc:
+    except (ReferenceError, problems.ProblemError) as exc:
         rows.append(Row(slug, "reference runs", False, str(exc)))
     finally:
         trusted.close()

@@ -20,7 +20,7 @@ from grader import kinds
 from grader.compare import compare
 from grader.pool import READY_SECONDS, Worker, WorkerFailure
 from grader.problems import Problem, ProblemError, cache_folder
-from grader.trusted import ReferenceError, Trusted, batch_request, call_request, cancel_batch, load_request, reply_bound
+from grader.trusted import ReferenceError, Trusted, TrustedTimeout, batch_request, call_request, cancel_batch, load_request, reply_bound
 from grader.verdict import Check, Outcome, Status, Verdict
 from grader.zygote import Launch
 
@@ -95,6 +95,7 @@ class Session:
             trusted = Trusted(problem, options.use_cache and confined,
                               self.launch.own if self.launch and confined else None)
         self.trusted = trusted
+        trusted.deadline = self.deadline
         self.memo: dict[str, tuple | WorkerFailure] = {}  # the learner's answers fetched ahead, by input digest
         self.fetch = Fetch()
         self.cases = 0
@@ -423,6 +424,7 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
     session = Session(problem, learner_path, options, trusted, subject_key, launch)
     verdict = Verdict(problem.slug, Status.PASS, "", isolation=session.isolation)
     failures: list[Outcome] = []
+    broken: ReferenceError | None = None
     try:
         try:
             cases_run = cases if cases is not None else [(ex.name, ex.args) for ex in problem.examples] if fixed else []
@@ -430,6 +432,7 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
             if cases is None:  # read before learner code starts, like everything trusted
                 session.strategy = problem.strategy()
                 path, kept = kept_inputs(session)
+            problem.properties()
             session.load()
             if cases is None:
                 drawn = kept if kept is not None else draw_inputs(session, path)
@@ -461,9 +464,13 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
         except StopGrading as stop:
             bad = stop.outcome
             verdict.checks.append(Check(bad.name, bad.status, bad.message))
-        except ReferenceError as exc:
-            bad = Outcome("reference", {}, Status.ERROR, f"the problem is broken, not your code: {exc}")
+        except TrustedTimeout:
+            bad = session._out_of_time()
             verdict.checks.append(Check(bad.name, bad.status, bad.message))
+        except ReferenceError as exc:
+            broken = exc
+        if broken is not None:
+            raise ProblemError(f"the problem is broken, not your code: {broken}")
         if bad is not None:
             verdict.status, verdict.message, verdict.counterexample = bad.status, bad.message, bad
         else:
@@ -474,7 +481,7 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
         elif session.seen and options.jit:
             verdict.checks.append(Check("jit", Status.PASS, "runs under jax.jit with its integer arguments static"))
         session.cancel_pending()
-        if extra is not None and bad is not None and bad.name != "reference":
+        if extra is not None and bad is not None:
             try:
                 extra(session, verdict)
             except (WorkerFailure, ReferenceError):

@@ -28,7 +28,7 @@ from grader import protocol
 
 READY_SECONDS = 120.0  # for a worker to start and import JAX
 OUTPUT_KEEP = 4096  # bytes of printed output kept from each end
-PR_SET_CHILD_SUBREAPER = 36
+PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG = 36, 1
 
 # XLA's CPU compiler spends most of a kata's grading time optimising programs that then run for
 # microseconds: without LLVM optimisation and with the classic (non-MLIR) fusion emitters, compiling
@@ -208,11 +208,14 @@ class Worker:
         (importing JAX is not the graded code's time: it has its own allowance, ``ready_seconds``)."""
         if self._resp_r < 0:
             raise WorkerFailure("crash", "the worker has ended")
+        self.wait_ready(max(timeout, ready_seconds))
+        return self._receive(timeout, max_bytes, expect)
+
+    def wait_ready(self, timeout: float) -> None:
+        """Wait for the worker's first message, which says it has started and imported JAX."""
         if not self.ready:
             self.ready = True
-            reply = self._receive(max(timeout, ready_seconds), 0, "ready")
-            self.backend = reply.backend
-        return self._receive(timeout, max_bytes, expect)
+            self.backend = self._receive(timeout, 0, "ready").backend
 
     def _receive(self, timeout: float, max_bytes: int, expect: str) -> protocol.Reply:
         deadline = time.monotonic() + timeout
@@ -382,6 +385,7 @@ def _prctl(option: int, value: int) -> None:
 def become_worker(request: dict, mode: str, req_fd: int, resp_fd: int, out_fd: int) -> None:
     """Turn this fresh fork into a worker: confined (``mode`` "namespaces") or a session of its own."""
     try:
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the monitor killed, by whatever: the worker goes too
         if mode == "namespaces":
             from grader import isolation
 
@@ -390,6 +394,7 @@ def become_worker(request: dict, mode: str, req_fd: int, resp_fd: int, out_fd: i
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
+        sys.stdin = sys.__stdin__ = open(0, closefd=False)  # whatever object the forked process had
         os.dup2(out_fd, 1)
         os.dup2(out_fd, 2)
         os.close(out_fd)

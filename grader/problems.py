@@ -77,6 +77,8 @@ class Problem:
     max_examples: int
     axis_names: list[str] | None = None  # names of the natural shape's axes, for reports
     examples: list[Example] = field(default_factory=list)
+    # The instructor's modules, imported once: what a run trusts is read before learner code starts.
+    _modules: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def folder(self) -> Path:
@@ -146,7 +148,19 @@ class Problem:
                             lambda name: f"{where}: the argument {name} that inputs() draws")
 
     def hooks(self):
-        """The optional ``solutions/<slug>/grading.py`` module, or None."""
+        """The optional ``solutions/<slug>/grading.py`` module, or None (imported once)."""
+        if "hooks" not in self._modules:
+            self._modules["hooks"] = self._hooks()
+        return self._modules["hooks"]
+
+    def properties(self):
+        """The optional ``properties.py`` module, whose ``PROPERTIES`` lists its checks, or None
+        (imported once)."""
+        if "properties" not in self._modules:
+            self._modules["properties"] = self._properties()
+        return self._modules["properties"]
+
+    def _hooks(self):
         path = self.solution_folder / "grading.py"
         if not path.is_file():
             return None
@@ -155,8 +169,7 @@ class Problem:
             raise ProblemError(f"{_shown_path(path, self.root)}: accept_also must be a function")
         return module
 
-    def properties(self):
-        """The optional ``properties.py`` module, whose ``PROPERTIES`` lists its checks, or None."""
+    def _properties(self):
         path = self.folder / "properties.py"
         if not path.is_file():
             return None

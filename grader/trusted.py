@@ -11,6 +11,7 @@ disagrees is dropped and computed again, a fresh one that disagrees is a broken 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -19,13 +20,17 @@ from grader import cache as cache_mod
 from grader import kinds
 from grader.compare import compare
 from grader.pool import Spec, Worker, WorkerFailure
-from grader.problems import Problem, cache_folder
+from grader.problems import Problem, cache_folder, relative
 
 LOAD_SECONDS = 120.0
 
 
 class ReferenceError(RuntimeError):
     """A trusted module failed, or the reference disagrees with the statement: the problem is broken."""
+
+
+class TrustedTimeout(ReferenceError):
+    """The trusted worker did not answer within the time left to the run."""
 
 
 def reply_bound(problem: Problem, cases: list[dict]) -> int:
@@ -82,8 +87,10 @@ class Trusted:
         self.known = self._known_outputs()
         for digest in list(self.caches["reference", True].entries):
             self._verify_cached(digest)
+        self.deadline: float | None = None  # no wait here goes past it (the run's own limit)
         self.worker: Worker | None = None
         self.modules: set[str] = set()
+        self.paths: dict[str, Path] = {}
         self.unacknowledged: list[str] = []  # modules whose load reply is still to come
         self.pending: list[tuple[str, str, dict]] = []  # (key, digest, args) of batch answers to come
         self.direct_jit = True  # the mode of the last single request
@@ -161,15 +168,21 @@ class Trusted:
         """Send a load; its reply is checked when the next reply is awaited (meanwhile JAX imports)."""
         self.worker.request(*load_request(self.problem, key, path, source))
         self.modules.add(key)
+        self.paths[key] = path
         self.unacknowledged.append(key)
 
     def _receive(self, timeout: float, max_bytes: int):
+        if self.deadline is not None:
+            timeout = min(timeout, max(self.deadline - time.monotonic(), 0.1))
         try:
             self.acknowledge()
             return self.worker.receive(timeout, max_bytes)
         except WorkerFailure as failure:
             self.pending = []
-            raise ReferenceError(f"the trusted worker of problem {self.problem.slug} failed: {failure.message}") from None
+            if failure.kind == "timeout":
+                raise TrustedTimeout(f"the reference's worker did not answer within {timeout:.0f} s") from None
+            raise ReferenceError(f"the worker running the reference of {self.problem.slug} failed: "
+                                 f"{failure.message}") from None
 
     def acknowledge(self) -> None:
         """Check the load replies still to come (they come before any other)."""
@@ -183,8 +196,9 @@ class Trusted:
             if not reply.ok:
                 err = reply.error
                 self.unacknowledged = []
-                raise ReferenceError(f"{key} of problem {self.problem.slug} failed to load: "
-                                     f"{err['type']}: {err['message']}\n{err['traceback']}")
+                where = f", line {err['line']}" if err["line"] else ""
+                raise ReferenceError(f"{relative(self.paths[key])} failed to load: {err['type']}: "
+                                     f"{err['message']}{where}")
 
     def request(self, key: str, args: dict, jit: bool = True) -> None:
         self.start().request(*call_request(self.problem, key, args, jit))
@@ -233,14 +247,20 @@ class Trusted:
 
     def _store(self, key: str, args: dict, jit: bool, reply) -> np.ndarray:
         call = self.problem.call_text(args)
-        if not reply.ok or reply.result is None or reply.result.array is None:
-            what = reply.error or (reply.result and reply.result.type)
-            raise ReferenceError(f"the {key} solution failed on {call}: {what}")
+        if not reply.ok:
+            err = reply.error
+            where = f", line {err['line']}" if err["line"] else ""
+            raise ReferenceError(f"{relative(self.paths[key])} raised {err['type']}: {err['message']}{where} "
+                                 f"on {call}")
+        if reply.result.array is None:
+            raise ReferenceError(f"{relative(self.paths[key])} returned {reply.result.type} "
+                                 f"{reply.result.dtype or ''} {list(reply.result.shape or [])} on {call}")
         output = reply.result.array.reshape(-1)
         digest = self.digest(args)
         if key == "reference":
             if output.size != int(np.prod(self.problem.natural_shape(args))) or output.dtype.name != self.problem.output_dtype:
-                raise ReferenceError(f"the reference returned {output.dtype.name} of shape {reply.result.shape} on "
+                raise ReferenceError(f"{relative(self.paths[key])} returned {output.dtype.name} of shape "
+                                     f"{reply.result.shape} on "
                                      f"{call}; problem.toml says {self.problem.output_dtype} of shape "
                                      f"{self.problem.natural_shape(args)}")
             where = self._disagreement(digest, output)
