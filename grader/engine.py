@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 
 from grader import cache as cache_mod
-from grader import kinds
 from grader.compare import compare
 from grader.pool import READY_SECONDS, Worker, WorkerFailure
 from grader.problems import Problem, ProblemError, cache_folder

@@ -171,9 +171,12 @@ class Trusted:
         self.paths[key] = path
         self.unacknowledged.append(key)
 
+    def _left(self, timeout: float) -> float:
+        """``timeout``, cut to the time the run has left."""
+        return timeout if self.deadline is None else min(timeout, max(self.deadline - time.monotonic(), 0.1))
+
     def _receive(self, timeout: float, max_bytes: int):
-        if self.deadline is not None:
-            timeout = min(timeout, max(self.deadline - time.monotonic(), 0.1))
+        timeout = self._left(timeout)
         try:
             self.acknowledge()
             return self.worker.receive(timeout, max_bytes)
@@ -189,7 +192,7 @@ class Trusted:
         while self.unacknowledged:
             key = self.unacknowledged.pop(0)
             try:
-                reply = self.worker.receive(LOAD_SECONDS, 0, "loaded")
+                reply = self.worker.receive(self._left(LOAD_SECONDS), 0, "loaded")
             except WorkerFailure:
                 self.unacknowledged = []
                 raise
@@ -228,7 +231,8 @@ class Trusted:
 
         try:
             self.acknowledge()
-            cancel_batch(self.worker, keep, LOAD_SECONDS, reply_bound(self.problem, [a for *_, a in self.pending]))
+            cancel_batch(self.worker, keep, self._left(LOAD_SECONDS),
+                         reply_bound(self.problem, [a for *_, a in self.pending]))
         except (ReferenceError, WorkerFailure):
             pass
         self.pending = []

@@ -4,7 +4,6 @@ Each one is the reference bucketing solution with one trick added, so that any p
 trick rather than from a wrong answer slipping through: the wrong ones are wrong by construction.
 """
 
-import os
 import time
 
 import pytest

@@ -243,11 +243,14 @@ def test_a_corrupt_cache_file_is_a_miss(grade_json, private_cache):
     assert (code, report["status"]) == (0, "pass")
 
 
-def test_a_cached_reference_output_that_contradicts_the_statement_is_recomputed(grade_json, private_cache):
+def test_a_cached_reference_output_that_contradicts_the_statement_is_recomputed(grade_json, tmp_path, monkeypatch):
     import numpy as np
 
     from grader.trusted import Trusted
 
+    private_cache = tmp_path / "cache"  # forged below: not the cache other tests share
+    monkeypatch.setenv("GRADE_CACHE_DIR", str(private_cache))
+    monkeypatch.setenv("GRADE_WARM_SECONDS", "0")
     grade_json("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"])
     path = Trusted(problems.load(ROOT, "t5_relative_pos")).caches["reference", True].path
     with np.load(path) as data:
