@@ -18,6 +18,7 @@ import numpy as np
 from grader import cache as cache_mod
 from grader.compare import compare
 from grader.pool import READY_SECONDS, Worker, WorkerFailure
+from grader.protocol import Reply
 from grader.problems import Problem, ProblemError, cache_folder
 from grader.trusted import ReferenceError, Trusted, TrustedTimeout, batch_request, call_request, cancel_batch, load_request, reply_bound
 from grader.verdict import Check, Outcome, Status, Verdict
@@ -80,13 +81,11 @@ class Session:
         self.deadline = self.started + (options.problem_seconds or problem.problem_seconds)
         self.owns_trusted = trusted is None
         self.launch = None
-        self.isolation = "namespaces"
-        self.refused: str | None = None
+        self.isolation = "namespaces"  # a trusted module needs none, and is graded like confined code
         if subject_key is None:
             self.launch = launch or Launch.prepare(problem.reference, cache_folder(problem.root) if options.use_cache else None,
                                                    (str(problem.root), str(self.learner_path.parent)))
-            self.refused = self.launch.refused()
-            self.isolation = "namespaces" if self.refused is None else "none"
+            self.isolation = "namespaces" if self.launch.refused() is None else "none"
         if trusted is None:
             # Unconfined learner code could reach anything of this user's: then nothing kept between runs
             # is trusted, and the reference runs in a process of its own, not forked beside the learner's.
@@ -95,7 +94,7 @@ class Session:
                               self.launch.own if self.launch and confined else None)
         self.trusted = trusted
         trusted.deadline = self.deadline
-        self.memo: dict[str, tuple | WorkerFailure] = {}  # the learner's answers fetched ahead, by input digest
+        self.memo: dict[str, Reply | WorkerFailure] = {}  # the learner's answers fetched ahead, by input digest
         self.fetch = Fetch()
         self.cases = 0
         self.jit_error: str | None = None
@@ -123,8 +122,7 @@ class Session:
     def restart(self) -> None:
         """A fresh learner worker (after one died partway through a batch), loaded."""
         self.learner.close()
-        self.learner = Worker(self.launch.spec,
-                              self.launch.found or self.launch.own if self.isolation == "namespaces" else None)
+        self.learner = Worker(self.launch.spec, self.launch.found or self.launch.own)
         self.learner_loaded = False
         self.load()
         self._learner_ready()

@@ -259,12 +259,8 @@ class Worker:
     # -- the end ---------------------------------------------------------------------------------------
 
     def kill(self) -> None:
-        """End the worker and everything it started (its monitor kills what is left when told)."""
-        if self.pid is not None and self.returncode is None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        """End the worker and everything it started. Its monitor does it: it alone knows the worker's pid
+        still names the worker (it has not collected it yet)."""
         try:
             self._status.send(b"kill\n")
         except OSError:
