@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from grader import cache as cache_mod
+from grader import kinds
 from grader.compare import compare
 from grader.pool import READY_SECONDS, Worker, WorkerFailure
 from grader.protocol import Reply
@@ -59,10 +60,23 @@ class CaseFailed(Exception):
 
 @dataclass
 class Fetch:
-    """The learner's answers to one batch, on their way, in order: digests of those not yet received."""
+    """The learner's answers to one batch, on their way from ``worker``, in order: digests of those not
+    yet received. ``loading``: the worker's load reply comes first (a second worker's)."""
 
+    worker: Worker
     pending: list[str] = field(default_factory=list)
     received: int = 0
+    loading: bool = False
+
+
+def split_by_signature(problem: Problem, cases: list[tuple[str, dict]]) -> list[list[tuple[str, dict]]]:
+    """``cases`` (digest, args) in two parts with no traced signature in common (each signature is one
+    more program to trace): signatures alternate between the parts in order of first appearance."""
+    signatures: dict[tuple, int] = {}
+    parts: tuple[list, list] = ([], [])
+    for digest, args in cases:
+        parts[signatures.setdefault(kinds.signature(problem.args, args), len(signatures)) % 2].append((digest, args))
+    return [part for part in parts if part]
 
 
 class Session:
@@ -95,7 +109,8 @@ class Session:
         self.trusted = trusted
         trusted.deadline = self.deadline
         self.memo: dict[str, Reply | WorkerFailure] = {}  # the learner's answers fetched ahead, by input digest
-        self.fetch = Fetch()
+        self.fetches: list[Fetch] = []
+        self.second: Worker | None = None  # a second learner worker, on re-grades
         self.cases = 0
         self.jit_error: str | None = None
         self.seen: list[tuple[dict, np.ndarray]] = []  # (inputs, learner's flat output), for naming pitfalls
@@ -122,7 +137,7 @@ class Session:
     def restart(self) -> None:
         """A fresh learner worker (after one died partway through a batch), loaded."""
         self.learner.close()
-        self.learner = Worker(self.launch.spec, self.launch.found or self.launch.own)
+        self.learner = Worker(self.launch.spec, self.launch.zygote)
         self.learner_loaded = False
         self.load()
         self._learner_ready()
@@ -138,13 +153,13 @@ class Session:
             raise StopGrading(self._out_of_time())
         return min(self.call_seconds, remaining)
 
-    def _receive(self, max_bytes: int, expect: str = "result"):
+    def _receive(self, max_bytes: int, expect: str = "result", worker: Worker | None = None):
         """The graded module's next reply, within the limit for one call and the time left (a worker's
         start, JAX's import, has an allowance of its own, within the time left)."""
         if self.shared:
             self.trusted.acknowledge()
-        return self.learner.receive(self._timeout(), max_bytes, expect,
-                                    ready_seconds=min(READY_SECONDS, max(self.remaining(), 0.0)))
+        return (worker or self.learner).receive(self._timeout(), max_bytes, expect,
+                                                ready_seconds=min(READY_SECONDS, max(self.remaining(), 0.0)))
 
     def _out_of_time(self, args: dict | None = None) -> Outcome:
         limit = self.deadline - self.started
@@ -183,8 +198,10 @@ class Session:
 
     def prefetch(self, cases: list[dict]) -> None:
         """Ask for the learner's and the reference's outputs on ``cases`` in one batch each, both workers
-        running at once. ``evaluate`` takes the learner's answers as it needs them; whatever is still
-        pending when grading stops early or moves on (to shrinking) is cancelled."""
+        running at once. When the reference has nothing to compute (its outputs are all cached, as on a
+        re-grade), its core runs a second learner worker instead, on the traced signatures the first does
+        not get. ``evaluate`` takes the learner's answers as it needs them; whatever is still pending when
+        grading stops early or moves on (to shrinking) is cancelled."""
         unique = list({self.trusted.digest(a): a for a in cases}.items())
         if not unique:
             return
@@ -198,19 +215,38 @@ class Session:
                 self.trusted.collect("reference", args)
             return
         self._learner_ready()
-        self.learner.request(*batch_request(self.problem, self.key, [a for _, a in unique], self.options.jit))
-        self.fetch = Fetch([digest for digest, _ in unique])
         self.bound = reply_bound(self.problem, [a for _, a in unique])
+        parts = split_by_signature(self.problem, unique) if not misses and self.launch.zygote else [unique]
+        for i, part in enumerate(parts):
+            worker = self.learner
+            if i:
+                worker = self.second = Worker(self.launch.spec, self.launch.zygote)
+                worker.request(*load_request(self.problem, self.key, self.learner_path, self.learner_source,
+                                             self.memory_mib))
+            worker.request(*batch_request(self.problem, self.key, [a for _, a in part], self.options.jit))
+            self.fetches.append(Fetch(worker, [digest for digest, _ in part], loading=bool(i)))
 
-    def _take_pending(self, until: str) -> None:
-        """Receive the batch's answers into ``memo``, up to the one for digest ``until``."""
-        fetch = self.fetch
+    def _take_pending(self, fetch: Fetch, until: str) -> None:
+        """Receive ``fetch``'s answers into ``memo``, up to the one for digest ``until``. What a second
+        worker leaves unanswered (it cannot load the file, or dies) the first answers, case by case."""
+        try:
+            if fetch.loading:
+                fetch.loading = False
+                if not self._receive(0, "loaded", fetch.worker).ok:
+                    raise WorkerFailure("crash", "the second worker could not load the file")
+        except WorkerFailure:
+            self._drop(fetch)
+            return
         while fetch.pending:
             digest = fetch.pending.pop(0)
             fetch.received += 1
             try:
-                self.memo[digest] = self._receive(self.bound)
+                self.memo[digest] = self._receive(self.bound, worker=fetch.worker)
             except WorkerFailure as failure:
+                if fetch.worker is not self.learner:
+                    fetch.pending.insert(0, digest)
+                    self._drop(fetch)
+                    return
                 if fetch.received == 1:  # that case alone: the verdict is known
                     self.memo[digest] = failure
                 else:  # somewhere in the batch: start afresh, one case at a time
@@ -220,18 +256,26 @@ class Session:
             if digest == until:
                 return
 
+    def _drop(self, fetch: Fetch) -> None:
+        fetch.worker.kill()
+        fetch.pending = []
+
     def cancel_pending(self) -> None:
-        """Stop the rest of the batch; answers already on their way are kept."""
-        if not self.fetch.pending or self.shared:
-            return
+        """Stop the rest of the batches; answers already on their way are kept."""
+        for fetch in self.fetches:
+            if not fetch.pending:
+                continue
+            if fetch.loading:  # a second worker that has not loaded the file: nothing of it to keep
+                self._drop(fetch)
+                continue
 
-        def keep(reply) -> None:
-            if self.fetch.pending:
-                self.memo[self.fetch.pending.pop(0)] = reply
+            def keep(reply, fetch: Fetch = fetch) -> None:
+                if fetch.pending:
+                    self.memo[fetch.pending.pop(0)] = reply
 
-        cancel_batch(self.learner, keep, timeout=max(min(self.call_seconds, self.remaining()), 1.0),
-                     max_bytes=self.bound)
-        self.fetch.pending = []
+            cancel_batch(fetch.worker, keep, timeout=max(min(self.call_seconds, self.remaining()), 1.0),
+                         max_bytes=self.bound)
+            fetch.pending = []
 
     # -- one case --------------------------------------------------------------------------------------
 
@@ -240,8 +284,9 @@ class Session:
         self._learner_ready()
         expected = self.trusted.cached("reference", args)
         digest = self.trusted.digest(args)
-        if digest in self.fetch.pending:
-            self._take_pending(until=digest)
+        fetch = next((f for f in self.fetches if digest in f.pending), None)
+        if fetch is not None:
+            self._take_pending(fetch, until=digest)
         answer = self.memo.pop(digest, None)
         if isinstance(answer, WorkerFailure):
             raise StopGrading(self._failure_outcome(name, args, answer))
@@ -294,6 +339,11 @@ class Session:
         if not self.shared:
             self.learner.close()
             printed = self.learner.output.text()
+            if self.second is not None:
+                self.second.close()
+                if self.second.output.text().strip():
+                    printed += ("\n[printed by a second process, which ran your file on some of the inputs]\n"
+                                + self.second.output.text())
         if self.owns_trusted:
             self.trusted.close()
         if self.launch is not None:
@@ -330,7 +380,7 @@ def run_generated(session: Session, failures: list[Outcome], collect: list | Non
 
     problem = session.problem
     first_failure: list[float] = []
-    strategy = session.strategy
+    strategy = problem.strategy()
 
     @settings(max_examples=problem.max_examples, derandomize=True, database=None, deadline=None,
               phases=(Phase.generate, Phase.shrink), report_multiple_bugs=False, print_blob=False,
@@ -427,7 +477,6 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
             cases_run = cases if cases is not None else [(ex.name, ex.args) for ex in problem.examples] if fixed else []
             drawn: list[dict] = []
             if cases is None:  # read before learner code starts, like everything trusted
-                session.strategy = problem.strategy()
                 path, kept = kept_inputs(session)
             problem.properties()
             session.load()

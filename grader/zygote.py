@@ -329,6 +329,11 @@ class Launch:
         self.learner.started()
         return None if self.learner.isolation == "namespaces" else (self.learner.refused or "not available here")
 
+    @property
+    def zygote(self) -> Zygote | None:
+        """What the learner's workers are forked from."""
+        return self.found or self.own
+
     def close(self) -> None:
         if self.own is not None:
             self.own.close()

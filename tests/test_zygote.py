@@ -216,3 +216,67 @@ def test_the_zygote_keeps_nothing_the_command_inherited(own_cache):
     assert done.returncode == 0 and len(zygotes(folder)) == 1
     assert select.select([read], [], [], 10)[0] and os.read(read, 1) == b""
     os.close(read)
+
+
+# A learner module that knows whether it is the first of the run's processes to load it: the first takes
+# a lock on a file beside it (which the test creates; the module sees its folder read-only) and holds it
+# until it exits.
+SECOND_KNOWS = CORRECT + '''
+import fcntl
+import os
+
+_lock = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "first.lock"))
+try:
+    fcntl.flock(_lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    SECOND = False
+except OSError:
+    SECOND = True
+_right = t5_relative_pos
+'''
+
+
+@pytest.fixture
+def second_knows(submission):
+    def write(tail: str):
+        path = submission(SECOND_KNOWS + tail)
+        (path.parent / "first.lock").write_text("")
+        return path
+
+    return write
+
+
+def test_a_regrade_splits_the_inputs_between_two_workers(grade_json, submission, second_knows):
+    """With the reference's outputs cached, its core runs a second worker with the learner's file: what
+    both print is reported, and the second worker's answers are graded like the first's."""
+    grade_json("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"])  # the reference's outputs are cached
+    code, report = grade_json("t5_relative_pos", "--file", submission(CORRECT + '\nprint("loaded")\n'))
+    assert (code, report["status"]) == (0, "pass")
+    assert report["output"].count("loaded") == 2 and "second process" in report["output"]
+    code, report = grade_json("t5_relative_pos", "--file", second_knows('''
+
+def t5_relative_pos(seed, T, num_buckets, max_distance):
+    return _right(seed, T, num_buckets, max_distance) + (1.0 if SECOND else 0.0)
+'''))
+    assert (code, report["status"]) == (1, "fail")
+
+
+CANNOT_LOAD = 'if SECOND:\n    raise RuntimeError("only the first process may load this file")\n'
+DIES_PARTWAY = '''
+_calls = [0]
+
+
+def t5_relative_pos(seed, T, num_buckets, max_distance):
+    _calls[0] += 1
+    if SECOND and _calls[0] > 1:  # the first answer comes; the process exits while computing the rest
+        os._exit(3)
+    return _right(seed, T, num_buckets, max_distance)
+'''
+
+
+@pytest.mark.parametrize("tail", [CANNOT_LOAD, DIES_PARTWAY], ids=["cannot load", "dies partway"])
+def test_what_the_second_worker_leaves_unanswered_the_first_answers(grade_json, second_knows, tail):
+    """A second worker that cannot load the file, or dies partway through its batch, costs nothing but
+    time: its remaining cases run in the first worker."""
+    grade_json("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"])
+    code, report = grade_json("t5_relative_pos", "--file", second_knows(tail))
+    assert (code, report["status"]) == (0, "pass") and report["examples_run"] == 24
