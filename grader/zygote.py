@@ -33,6 +33,7 @@ import os
 import select
 import signal
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -60,10 +61,15 @@ def idle_seconds() -> float:
         return IDLE_SECONDS
 
 
+def base_folder() -> Path:
+    """This user's folder for zygotes, one folder inside per checkout's cache folder."""
+    return Path(tempfile.gettempdir()) / f"flax-katas-{os.getuid()}"
+
+
 def private_folder(cache_folder: Path) -> Path | None:
     """This user's folder for the zygotes of one checkout's cache folder: a real folder (no symlink on
     the way from the user's own folder), owned by this user, that nobody else can enter; else None."""
-    base = Path(tempfile.gettempdir()) / f"flax-katas-{os.getuid()}"
+    base = base_folder()
     folder = base / hashlib.sha256(str(Path(cache_folder).resolve()).encode()).hexdigest()[:16]
     for path in (base, folder):
         try:
@@ -76,8 +82,6 @@ def private_folder(cache_folder: Path) -> Path | None:
             info = os.lstat(path)
         except OSError:
             return None
-        import stat
-
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
             return None
     return folder

@@ -76,8 +76,7 @@ def live_processes() -> set[int]:
 
 def kept_zygotes() -> set[int]:
     """The zygotes that stay between runs, as their records name them."""
-    base = zygote.private_folder(Path("/")).parent
-    return {pid for record in base.glob("*/*.pid")
+    return {pid for record in zygote.base_folder().glob("*/*.pid")
             if (pid := zygote.recorded(record.parent, record.stem)) is not None}
 
 

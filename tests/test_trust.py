@@ -89,7 +89,7 @@ def test_confined_code_can_write_no_cache_see_no_process_and_reach_no_network(gr
     monkeypatch.setenv("KATA_ROOT", str(ROOT))
     code, report = grade_json("t5_relative_pos", "--file", submission(ATTACKS))
     assert "FOUND" in report["output"]
-    assert "process" not in report["output"] and "stopped" not in report["output"]  # it is process 1, alone
+    assert "sees process" not in report["output"] and "stopped " not in report["output"]  # process 1, alone
     assert (code, report["status"], report["isolation"]) == (0, "pass", "namespaces")
     # What it wrote, if anything, went to its private /tmp: nothing reached the cache or the checkout.
     assert not (private_cache / "forged.txt").exists() and not (ROOT / "solutions" / "forged.txt").exists()
