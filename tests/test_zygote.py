@@ -280,3 +280,11 @@ def test_what_the_second_worker_leaves_unanswered_the_first_answers(grade_json, 
     grade_json("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"])
     code, report = grade_json("t5_relative_pos", "--file", second_knows(tail))
     assert (code, report["status"]) == (0, "pass") and report["examples_run"] == 24
+
+
+def test_a_folder_where_the_socket_goes_costs_nothing_but_the_kept_zygote(own_cache):
+    folder, env = own_cache
+    (zygote.private_folder(folder) / f"{zygote.key()}.sock").mkdir()
+    for _ in range(2):
+        code, report = run_grade("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"], env=env)
+        assert (code, report["status"]) == (0, "pass")
