@@ -133,11 +133,20 @@ def discard(folder: Path, name: str) -> None:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
+    remove_files(folder, name)
+
+
+def remove_files(folder: Path, name: str) -> None:
+    """The zygote ``name``'s socket and record, and the checkout's folder once it holds nothing else."""
     for suffix in (".sock", ".pid"):
         try:
             os.unlink(folder / f"{name}{suffix}")
         except OSError:
             pass
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
 
 
 # -- the grader's side ---------------------------------------------------------------------------------
@@ -477,11 +486,7 @@ def listen(folder: Path, name: str) -> socket.socket | None:
 def discard_own(folder: Path, name: str) -> None:
     """Remove this zygote's files, if they are still its own."""
     if recorded(folder, name) == os.getpid():
-        for suffix in (".pid", ".sock"):
-            try:
-                os.unlink(folder / f"{name}{suffix}")
-            except OSError:
-                pass
+        remove_files(folder, name)
 
 
 def reap() -> None:

@@ -80,14 +80,23 @@ def kept_zygotes() -> set[int]:
             if (pid := zygote.recorded(record.parent, record.stem)) is not None}
 
 
-def left_behind(before: set[int], seconds: float = 5.0) -> set[int]:
-    """Processes started since ``before`` that are still alive after ``seconds`` at most, other than
-    kept zygotes: what a run left behind."""
+def left_behind(before: set[int], folder: Path, seconds: float = 5.0) -> set[int]:
+    """Processes of runs with the cache folder ``folder`` (they carry it in their environment) started
+    since ``before`` and still alive after ``seconds`` at most, other than kept zygotes: what those runs
+    left behind. Other processes on the machine do not count."""
     import time
+
+    marker = f"GRADE_CACHE_DIR={folder}".encode()
+
+    def ours(pid: int) -> bool:
+        try:
+            return marker in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            return False
 
     deadline = time.monotonic() + seconds
     while True:
-        extra = live_processes() - before - kept_zygotes()
+        extra = {pid for pid in live_processes() - before - kept_zygotes() if ours(pid)}
         if not extra or time.monotonic() > deadline:
             return extra
         time.sleep(0.05)

@@ -98,7 +98,7 @@ def test_endless_loop_times_out(grade_json, submission):
     assert time.monotonic() - started < 30
 
 
-def test_a_worker_that_ignores_sigterm_is_killed(grade_json, submission):
+def test_a_worker_that_ignores_sigterm_is_killed(grade_json, submission, private_cache):
     source = '''import signal
 
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -111,7 +111,7 @@ def t5_relative_pos(seed, T, num_buckets, max_distance):
     before = live_processes()
     code, report = grade_json("t5_relative_pos", "--file", submission(source), *FAST)
     assert report["status"] == "timeout"
-    assert left_behind(before) == set()
+    assert left_behind(before, private_cache) == set()
 
 
 def test_a_stray_thread_does_not_keep_the_grader_waiting(grade_json, submission):

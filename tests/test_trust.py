@@ -96,7 +96,7 @@ def test_confined_code_can_write_no_cache_see_no_process_and_reach_no_network(gr
 
 
 @needs_namespaces
-def test_a_setsid_daemon_does_not_outlive_the_run(grade_json, submission):
+def test_a_setsid_daemon_does_not_outlive_the_run(grade_json, submission, private_cache):
     daemon = CORRECT + '''
 import subprocess
 subprocess.Popen(["setsid", "sleep", "600"])
@@ -105,7 +105,7 @@ subprocess.Popen(["sh", "-c", "sleep 600 &"])
     before = live_processes()
     code, report = grade_json("t5_relative_pos", "--file", submission(daemon))
     assert (code, report["status"]) == (0, "pass")
-    assert left_behind(before) == set()
+    assert left_behind(before, private_cache) == set()
 
 
 def in_other_pid_namespaces() -> set[int]:
@@ -145,7 +145,7 @@ def t5_relative_pos(seed, T, num_buckets, max_distance):
         time.sleep(1)
         command.send_signal(sig)
         command.wait(timeout=30)
-        assert left_behind(before, seconds=20) == set(), f"processes left after {sig.name}"
+        assert left_behind(before, tmp_path / "cache", seconds=20) == set(), f"processes left after {sig.name}"
 
 
 # -- replies are untrusted input ------------------------------------------------------------------------
