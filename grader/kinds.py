@@ -101,13 +101,6 @@ KINDS: dict[str, Kind] = {
 }
 
 
-def kind(name: str) -> Kind:
-    try:
-        return KINDS[name]
-    except KeyError:
-        raise KindError(f"unknown argument kind {name!r}; the kinds are: {', '.join(KINDS)}") from None
-
-
 def args_digest(kinds: dict[str, str], args: dict) -> str:
     """A short hash of one input, the key of everything cached per input."""
     h = hashlib.sha256()

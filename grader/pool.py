@@ -361,6 +361,8 @@ def _kill_descendants() -> None:
             children = open(f"/proc/self/task/{os.getpid()}/children").read().split()
         except OSError:
             children = []
+        if not children:  # (or a kernel without that file: then nothing waits on what is left)
+            return
         for child in children:
             _kill(int(child))
         try:

@@ -157,7 +157,7 @@ class Zygote:
 
     def __init__(self, control: socket.socket | None = None, path: Path | None = None, pid: int | None = None):
         self.control, self.path, self.pid = control, path, pid
-        self.refused: str | None = None  # why learner code cannot be confined, once the zygote has said
+        self._refused: str | None = None  # why learner code cannot be confined, once the zygote has said
         self._said = control is None  # a found zygote is kept only where learner code can be confined
 
     @classmethod
@@ -214,7 +214,7 @@ class Zygote:
             return None
         return cls(path=path, pid=pid)
 
-    def isolation(self) -> str | None:
+    def refused(self) -> str | None:
         """Why learner code cannot be confined here (None when it can), as the zygote found out first."""
         deadline = time.monotonic() + HELLO_SECONDS
         while not self._said and time.monotonic() < deadline:
@@ -226,12 +226,12 @@ class Zygote:
                 self._said = True
                 if message.startswith("isolation "):
                     word, _, reason = message.removeprefix("isolation ").partition(" ")
-                    self.refused = None if word == "namespaces" else reason or "unknown"
+                    self._refused = None if word == "namespaces" else reason or "unknown"
                 else:
-                    self.refused = "the zygote ended before it could say"
+                    self._refused = "the zygote ended before it could say"
         if not self._said:
-            self._said, self.refused = True, "the zygote did not answer"
-        return self.refused
+            self._said, self._refused = True, "the zygote did not answer"
+        return self._refused
 
     def fork(self, request: dict, fds: list[int]) -> bool:
         """Ask for a monitor on ``fds``. A found zygote that is not the one recorded, or does not answer
@@ -338,7 +338,7 @@ class Launch:
         if self.found is not None:
             return None  # only a zygote whose workers are confined stays for later runs
         if self.own is not None:
-            return self.own.isolation()
+            return self.own.refused()
         self.learner.started()
         return None if self.learner.isolation == "namespaces" else (self.learner.refused or "not available here")
 
