@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from grader import kinds
-from grader.compare import compare
 from grader.engine import Session
 from grader.pool import WorkerFailure
 from grader.trusted import ReferenceError
@@ -62,12 +61,7 @@ def matches(session: Session, args: dict, variant_out: np.ndarray, actual: np.nd
     problem = session.problem
     if variant_out.shape != actual.shape or variant_out.dtype != actual.dtype:
         return False
-    result = compare(expected_flat=variant_out, natural_shape=problem.natural_shape(args),
-                     dtype=problem.output_dtype, result={"type": "array"},
-                     spec={"dtype": actual.dtype.name, "shape": list(actual.shape)}, actual=actual,
-                     exact=problem.exact, rtol=problem.rtol, atol=problem.atol,
-                     accept_also=session.trusted.accept_also(args, variant_out))
-    if result.ok:
+    if session.trusted.agrees(args, variant_out, actual):  # the variant's output taken as the expected one
         return True
     # Both non-finite in the same places and equal elsewhere also counts as the same mistake.
     both = ~np.isfinite(variant_out) & ~np.isfinite(actual)
