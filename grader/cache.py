@@ -72,7 +72,7 @@ def inputs_file(folder: Path | None, slug: str, sources: list[Path], max_example
     return folder / f"{slug}-inputs-{file_key(str(max_examples), *sources)}.npz"
 
 
-def save_inputs(path: Path, arg_kinds: dict[str, str], cases: list[dict]) -> None:
+def save_inputs(path: Path, cases: list[dict]) -> None:
     entries = {f"{i}/{name}": np.asarray(value) for i, case in enumerate(cases) for name, value in case.items()}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -451,7 +451,7 @@ def draw_inputs(session: Session, path: Path | None) -> list[dict]:
     drawn: list[dict] = []
     run_generated(session, [], collect=drawn)
     if path is not None:
-        cache_mod.save_inputs(path, session.problem.args, drawn)
+        cache_mod.save_inputs(path, drawn)
     return drawn
 
 
