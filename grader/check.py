@@ -3,7 +3,9 @@
 For each problem: the metadata is valid; the reference passes; the untouched stub is ``not_started``;
 every known-wrong variant fails and is named as its own pitfall (so the strategies are strong enough);
 every correct alternative passes; the statement's worked examples and the stored golden outputs match
-the reference. Prints a table; exits non-zero on any shortfall.
+the reference. Prints a table; exits non-zero on any shortfall. A broken row stops only what depends on
+it: a broken variant is not graded, the others are; a broken problem or reference ends its checks with
+a row that says so.
 """
 
 from __future__ import annotations
@@ -37,8 +39,13 @@ class Row:
 
 
 def signature_of(path: Path, name: str) -> tuple[list[str], str | None] | None:
-    """Parameter names and docstring of function ``name`` in ``path``, read without running it."""
-    for node in ast.parse(path.read_text()).body:
+    """Parameter names and docstring of function ``name`` in ``path``, read without running it (None
+    also where the file does not parse)."""
+    try:
+        body = ast.parse(path.read_text()).body
+    except SyntaxError:
+        return None
+    for node in body:
         if isinstance(node, ast.FunctionDef) and node.name == name:
             return [a.arg for a in node.args.args], ast.get_docstring(node)
     return None
@@ -73,8 +80,11 @@ def check_metadata(problem: problems.Problem) -> list[Row]:
         for name, path in problem.variants(kind).items():
             sig = signature_of(path, problem.slug)
             bad = sig is None or sig[0] != names
-            if kind == "pitfalls" and not diagnosis.read_message(path):
-                bad = True
+            if kind == "pitfalls" and not bad:
+                try:
+                    bad = not diagnosis.read_constant(path, "MESSAGE")
+                except ValueError:  # a MESSAGE that is not a literal
+                    bad = True
             if bad:
                 row(f"{kind[:-1]} {name}", False, "needs the entry function with the problem's signature"
                     + (" and a MESSAGE" if kind == "pitfalls" else ""))
@@ -120,47 +130,96 @@ def check_problem(root: Path, slug: str, update_golden: bool = False) -> list[Ro
     except problems.ProblemError as exc:
         return [Row(slug, "metadata", False, str(exc))]
     rows = [Row(slug, "metadata", True, "problem.toml is valid")] + check_metadata(problem)
-    if not all(r.ok for r in rows):
-        return rows
-    trusted = Trusted(problem)
-    options = Options()
+    broken = {r.item for r in rows if not r.ok}
+    if broken & {"files", "signature", "strategy"}:  # what every grading below depends on
+        failed = " and ".join(sorted(broken & {"files", "signature", "strategy"}))
+        return rows + [skipped(slug, "remaining checks", f"the {failed} check failed above")]
     try:
-        rows += check_outputs(problem, trusted, update_golden)
+        trusted = Trusted(problem)
+    except (problems.ProblemError, ValueError) as exc:  # grading.py or golden.json
+        return rows + [skipped(slug, "reference runs", str(exc))]
+    options = Options()
 
-        def graded(path: Path, key: str | None, fixed: bool = True):
-            started = time.monotonic()
-            verdict = grade(problem, path, options, extra=partial(diagnosis.explain, name_only=True),
-                            trusted=trusted, subject_key=key, fixed=fixed)
-            return verdict, f"{verdict.status} in {time.monotonic() - started:.1f} s"
+    def graded(path: Path, key: str | None, fixed: bool = True):
+        started = time.monotonic()
+        verdict = grade(problem, path, options, extra=partial(diagnosis.explain, name_only=True),
+                        trusted=trusted, subject_key=key, fixed=fixed)
+        return verdict, f"{verdict.status} in {time.monotonic() - started:.1f} s"
 
-        verdict, took = graded(problem.reference, "reference")
+    def each(item: str, check) -> None:
+        """The row ``item`` from ``check()`` -> (ok, detail); an exception while grading fails that row
+        alone, and the reference's worker starts afresh for the next."""
+        nonlocal trusted
+        try:
+            rows.append(Row(slug, item, *check()))
+        except (ReferenceError, problems.ProblemError) as exc:
+            rows.append(Row(slug, item, False, f"grading it raised: {exc}"))
+            trusted.close()
+            trusted = Trusted(problem)
+
+    try:
+        try:
+            rows.extend(check_outputs(problem, trusted, update_golden))
+            verdict, took = graded(problem.reference, "reference")
+        except (ReferenceError, problems.ProblemError) as exc:
+            return rows + [skipped(slug, "reference runs", str(exc))]
         rows.append(Row(slug, "reference passes", verdict.status == Status.PASS, f"{took}: {verdict.message}"))
-        verdict, took = graded(problem.stub, None)
-        rows.append(Row(slug, "stub is not_started", verdict.status == Status.NOT_STARTED, f"{took}: {verdict.message}"))
-        for name, path in problem.variants("pitfalls").items():
-            # As a learner meets it (fixed examples first), then on generated inputs alone: a mistake
-            # that only a fixed example catches means the strategy is too weak.
-            details, ok = [], True
-            for fixed, how in ((True, "graded"), (False, "generated inputs alone")):
-                verdict, took = graded(path, f"pitfall_{name}", fixed)
-                named = verdict.pitfall.id if verdict.pitfall else None
-                ok &= verdict.status == Status.FAIL and named == name
-                if verdict.status == Status.PASS:
-                    details.append(f"{how}: slipped through every case ({took}); strengthen strategies.py")
-                elif verdict.status == Status.FAIL:
-                    where = verdict.counterexample.name if verdict.counterexample else "?"
-                    details.append(f"{how}: fails on {where}, named {named} ({took})")
-                else:
-                    details.append(f"{how}: {took}: {verdict.message}")
-            rows.append(Row(slug, f"pitfall {name}", ok, "; ".join(details)))
-        for name, path in problem.variants("alternatives").items():
+        if verdict.status != Status.PASS:
+            return rows + [skipped(slug, "remaining checks", "every other check compares with the reference")]
+
+        def stub():
+            verdict, took = graded(problem.stub, None)
+            return verdict.status == Status.NOT_STARTED, f"{took}: {verdict.message}"
+
+        def alternative(name: str, path: Path):
             verdict, took = graded(path, f"alternative_{name}")
-            rows.append(Row(slug, f"alternative {name}", verdict.status == Status.PASS, f"{took}: {verdict.message}"))
-    except (ReferenceError, problems.ProblemError) as exc:
-        rows.append(Row(slug, "reference runs", False, str(exc)))
+            return verdict.status == Status.PASS, f"{took}: {verdict.message}"
+
+        each("stub is not_started", stub)
+        for name, path in problem.variants("pitfalls").items():
+            if f"pitfall {name}" not in broken:  # its row says why; the others are still graded
+                each(f"pitfall {name}", partial(check_pitfall, graded, name, path))
+        for name, path in problem.variants("alternatives").items():
+            if f"alternative {name}" not in broken:
+                each(f"alternative {name}", partial(alternative, name, path))
     finally:
         trusted.close()
     return rows
+
+
+def skipped(slug: str, item: str, why: str) -> Row:
+    return Row(slug, item, False, f"skipped the remaining checks of {slug}: {why}")
+
+
+def check_pitfall(graded, name: str, path: Path) -> tuple[bool, str]:
+    """A known-wrong variant fails and is named as itself: as a learner meets it (fixed examples first),
+    then on generated inputs alone (a mistake only a fixed example catches means the strategy is too weak)."""
+    details, ok = [], True
+    for fixed, how in ((True, "graded"), (False, "generated inputs alone")):
+        verdict, took = graded(path, f"pitfall_{name}", fixed)
+        ok &= verdict.status == Status.FAIL and verdict.pitfall is not None and verdict.pitfall.id == name
+        if verdict.status == Status.PASS:
+            details.append(f"{how}: slipped through every case ({took}); strengthen strategies.py")
+        elif verdict.status == Status.FAIL:
+            where = verdict.counterexample.name if verdict.counterexample else "?"
+            details.append(f"{how}: fails on {where} ({took}), {naming(verdict, name)}")
+        else:
+            details.append(f"{how}: {took}: {verdict.message}")
+    return ok, "; ".join(details)
+
+
+def naming(verdict, name: str) -> str:
+    """Which known mistake the failing variant ``name`` was named as, and where none, the variants whose
+    outputs it could not be told from."""
+    if verdict.pitfall is not None:
+        return f"named {verdict.pitfall.id}"
+    others = [other for other in verdict.pitfall_candidates if other != name]
+    if not others:
+        return "named none"
+    listed = others[0] if len(others) == 1 else f"{', '.join(others[:-1])} and {others[-1]}"
+    variants, advice = ("two variants", "remove one") if len(others) == 1 else (f"{len(others) + 1} variants", "keep one")
+    return (f"named none: its outputs are the same as those of {listed} on every input tried ({variants} "
+            f"that cannot be told apart; {advice}, or draw inputs that separate them)")
 
 
 def print_table(rows: list[Row]) -> None:

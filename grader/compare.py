@@ -91,7 +91,8 @@ def compare(*, expected_flat: np.ndarray, natural_shape: tuple, dtype: str, resu
     else:
         good = err <= atol + rtol * np.abs(e64)
         allowed = f"|actual - expected| <= {atol:g} + {rtol:g}·|expected|"
-    rel = np.divide(err, np.abs(e64), out=np.zeros_like(err), where=e64 != 0)
+    # Where the expected value is 0, any other value is infinitely far off, relatively (never 0).
+    rel = np.divide(err, np.abs(e64), out=np.where(err > 0, np.inf, 0.0), where=e64 != 0)
     bad = ~good
     count = int(bad.sum())
     stats = dict(actual=actual, mismatch=bad, count=count,

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import shlex
+import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +36,8 @@ TEXT_CAP = 8192  # characters kept of one string from learner code (a traceback,
 OUTPUT_CAP = 16384  # characters of printed output (the run layer keeps about 8 KB per worker already)
 LINE_CAP = 512  # characters of one line of a list (parameter paths)
 LINES_SHOWN = 40  # lines of the parameter tree's differences
+PART_LINES = 60  # lines of what the first wrong part of a model shows (grids)
+TRACEBACK_LINES = 60  # lines of a traceback (the worker already cuts it to about this, keeping the learner's frames)
 MAX_JSON_CHARS = 1 << 20  # --json prints fewer characters than this, whatever learner code did
 
 # C0 and C1 controls but \t and \n, DEL, and the Unicode line separators and bidirectional overrides,
@@ -93,6 +98,12 @@ SCHEMA = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "g
         replay=_nullable({**_TEXT, "description": "a command that runs just this case"}),
     )),
     pitfall=_nullable(_record("the known mistake the outputs match", id=_TEXT, message=_TEXT)),
+    diagnosis=_nullable(_record("what the relation between the expected and the actual output says, with "
+                                "no known mistake needed", id=_TEXT, message=_TEXT)),
+    first_wrong_part=_nullable(_record(
+        "the first module of the model, in execution order, whose output differs when it runs on the "
+        "reference's parameters and inputs", path={**_TEXT, "description": "its path in the module tree"},
+        message=_TEXT)),
     params_diff={"type": "array", "items": _TEXT},
     examples_run={"type": "integer", "minimum": 0},
     duration_s={"type": "number", "minimum": 0},
@@ -129,11 +140,41 @@ def save_case(problem: Problem, args: dict) -> Path:
 
 
 def replay_command(problem: Problem, path: Path, learner_file: Path | None) -> str:
-    words = ["grade", problem.slug]
+    words = [*program(), problem.slug]
     if learner_file is not None:
         words += ["--file", relative(learner_file)]
     words += ["--replay", relative(path)]
-    return " ".join(shlex.quote(w) for w in words)
+    return shlex.join(words)
+
+
+def program() -> list[str]:
+    """The command as the user ran it, so that a printed one can be pasted as it is: ``grade`` where the
+    PATH finds the same file, else the path they typed (``.venv/bin/grade``), or ``<python> -m
+    grader.cli``. Called in-process by anything else (tests, benchmarks): ``grade``."""
+    ran = sys.argv[0] if sys.argv else ""
+    if ran and _same_file(ran, Path(__file__).with_name("cli.py")):
+        python = sys.orig_argv[0] if sys.orig_argv else sys.executable
+        # A bare name was found on the PATH and will be again; a path is kept as a path (a virtual
+        # environment's python is a link to the system's, so resolving it would lose the environment).
+        return [python if os.sep not in python else _typed_path(python), "-m", "grader.cli"]
+    if os.path.basename(ran) != "grade":
+        return ["grade"]
+    found = shutil.which("grade")
+    return ["grade" if found and _same_file(found, ran) else _typed_path(ran)]
+
+
+def _same_file(a: str | Path, b: str | Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _typed_path(path: str) -> str:
+    """``path`` relative to the current folder when it lies below it (with ``./`` where it would read as a
+    bare name, which the shell looks up on the PATH instead), else absolute."""
+    shown = relative(os.path.abspath(path))
+    return shown if os.sep in shown else os.path.join(".", shown)
 
 
 # -- JSON -----------------------------------------------------------------------------------------------
@@ -159,9 +200,9 @@ def _values(arr: np.ndarray | None) -> tuple[list | None, bool]:
     return [_number(v) for v in arr.flat[:VALUES_SHOWN].tolist()], arr.size > VALUES_SHOWN
 
 
-def _lines(lines: list[str]) -> list[str]:
-    shown = [cap(line, LINE_CAP) for line in lines[:LINES_SHOWN]]
-    return shown + ([f"... and {len(lines) - LINES_SHOWN} more"] if len(lines) > LINES_SHOWN else [])
+def _lines(lines: list[str], limit: int = LINES_SHOWN) -> list[str]:
+    shown = [cap(line, LINE_CAP) for line in lines[:limit]]
+    return shown + ([f"... and {len(lines) - limit} more"] if len(lines) > limit else [])
 
 
 def counterexample_json(problem: Problem, outcome: Outcome | None, replay: str | None) -> dict | None:
@@ -204,6 +245,10 @@ def to_json(problem: Problem, verdict: Verdict, replay: str | None) -> str:
                    for c in verdict.checks],
         "counterexample": counterexample_json(problem, verdict.counterexample, replay),
         "pitfall": {"id": verdict.pitfall.id, "message": verdict.pitfall.message} if verdict.pitfall else None,
+        "diagnosis": ({"id": cap(verdict.diagnosis.id, LINE_CAP), "message": cap(verdict.diagnosis.message)}
+                      if verdict.diagnosis else None),
+        "first_wrong_part": ({"path": cap(part.path, LINE_CAP), "message": cap(part.message)}
+                             if (part := verdict.first_wrong_part) else None),
         "params_diff": _lines(verdict.params_diff),
         "examples_run": verdict.examples_run,
         "duration_s": verdict.duration_s,
@@ -214,8 +259,8 @@ def to_json(problem: Problem, verdict: Verdict, replay: str | None) -> str:
 def usage_error_json(problem: str | None, message: str) -> str:
     """The object `--json` prints when the command line is wrong: nothing ran."""
     return _dumps({"problem": problem, "status": Status.ERROR.value, "message": message, "isolation": "none",
-                   "checks": [], "counterexample": None, "pitfall": None, "params_diff": [], "examples_run": 0,
-                   "duration_s": 0.0, "output": ""})
+                   "checks": [], "counterexample": None, "pitfall": None, "diagnosis": None,
+                   "first_wrong_part": None, "params_diff": [], "examples_run": 0, "duration_s": 0.0, "output": ""})
 
 
 def _dumps(obj: dict) -> str:
@@ -248,11 +293,20 @@ def shown(text: str, limit: int = TEXT_CAP, *, newlines: bool = False) -> str:
 
 
 def to_text(problem: Problem, verdict: Verdict, replay: str | None) -> str:
+    """The verdict line, then what explains it (a known mistake, a diagnosis, the parameter tree, the first
+    wrong part of a model), then the case that shows it and what properties it breaks, then the rest."""
     status = Status(verdict.status)
     lines = [f"{problem.slug}: {HEADLINES[status]} - {shown(verdict.message)}"]
     if verdict.pitfall:
         lines += [f"Likely mistake ({verdict.pitfall.id}): {verdict.pitfall.message}"]
-    lines += [f"  {shown(line)}" for line in _lines(verdict.params_diff)]
+    if verdict.diagnosis:
+        lines += [f"Diagnosis: {shown(verdict.diagnosis.message)}"]
+    if verdict.params_diff:  # under the verdict line, or a paragraph of its own after an explanation
+        lines += [""] * (len(lines) > 1) + [f"  {shown(line)}" for line in _lines(verdict.params_diff)]
+    part = verdict.first_wrong_part
+    if part:
+        lines += ["", f"First wrong part: {shown(part.path, LINE_CAP) or 'the top-level module'}", f"  {shown(part.message)}",
+                  *(f"  {shown(line)}" for line in _lines(part.details, PART_LINES))]
     outcome = verdict.counterexample
     if status == Status.NOT_STARTED:
         outcome = None
@@ -260,11 +314,13 @@ def to_text(problem: Problem, verdict: Verdict, replay: str | None) -> str:
     if outcome is not None and outcome.args:
         lines += ["", f"Called {problem.call_text(outcome.args)}"]
         lines += _inputs_text(problem, outcome.args)
-        if outcome.error and outcome.error.get("traceback"):
-            traceback = shown(outcome.error["traceback"], newlines=True).split("\n")
-            lines += ["", *(f"  {line}" for line in traceback[-14:])]
-        elif outcome.comparison is not None:
-            lines += _comparison_text(problem, outcome)
+    if outcome is not None and outcome.error and outcome.error.get("traceback"):  # loading the file, too
+        lines += ["", *(f"  {line}" for line in _traceback_lines(outcome.error["traceback"]))]
+    elif outcome is not None and outcome.args and outcome.comparison is not None:
+        lines += _comparison_text(problem, outcome)
+    broken = [f"Property broken ({shown(c.name.removeprefix('property: '))}): {shown(c.message)}"
+              for c in verdict.checks if c.status == Status.FAIL and c.name.startswith("property: ")]
+    lines += [""] * bool(broken) + broken
     for check in verdict.checks:
         if check.status == Status.WARN:
             lines += ["", f"Warning ({shown(check.name)}): {shown(check.message)}"]
@@ -276,8 +332,20 @@ def to_text(problem: Problem, verdict: Verdict, replay: str | None) -> str:
         lines += ["", f"Replay just this case: {replay}"]
     if verdict.isolation == "none":
         lines += ["", ISOLATION_NOTE]
-    lines += [f"({verdict.examples_run} cases in {verdict.duration_s:.1f} s)"]
+    cases = "case" if verdict.examples_run == 1 else "cases"
+    lines += [f"({verdict.examples_run} {cases} in {verdict.duration_s:.1f} s)"]
     return "\n".join(lines)
+
+
+def _traceback_lines(traceback: str) -> list[str]:
+    """The worker's traceback, escaped; bounded again here, keeping its start and its end (the exception
+    line), in case a worker sent more than it should."""
+    lines = shown(traceback, newlines=True).split("\n")
+    if len(lines) <= TRACEBACK_LINES:
+        return lines
+    head = TRACEBACK_LINES // 3
+    tail = TRACEBACK_LINES - head - 1
+    return lines[:head] + [f"... {len(lines) - head - tail} lines left out ..."] + lines[-tail:]
 
 
 def _inputs_text(problem: Problem, args: dict) -> list[str]:
@@ -311,7 +379,9 @@ def _comparison_text(problem: Problem, outcome: Outcome) -> list[str]:
     lines += ["", "; ".join(summary) + "."]
     if c.stage == "values":
         tol = "exact match required" if problem.exact else f"tolerance |actual - expected| <= {problem.atol:g} + {problem.rtol:g}·|expected|"
-        lines += [f"Largest absolute error {c.max_abs:.3g}, largest relative error {c.max_rel:.3g}; {tol}."]
+        rel = (f"{c.max_rel:.3g}" if math.isfinite(c.max_rel)
+               else "inf (an expected value is 0 where yours is not)")
+        lines += [f"Largest absolute error {c.max_abs:.3g}, largest relative error {rel}; {tol}."]
     return lines
 
 
@@ -372,13 +442,14 @@ def _grid(arr: np.ndarray, problem: Problem, focus: tuple | None, *, width: int,
         labels = [""]
     label_width = max(len(label) for label in labels)
     pad = " " * (label_width + 3)
-    head = pad + " ".join(str(c).rjust(width) for c in range(c0, c1))
+    left = "... " if c0 > 0 else ""  # columns hidden on the left, as " ..." marks those on the right
+    head = pad + left + " ".join(str(c).rjust(width) for c in range(c0, c1))
     lines.append(head + (" ..." if c1 < view.shape[1] else "") + (f"  ({names[1]})" if names else ""))
     if r0 > 0:
         lines.append(pad + "...")
     for label, r in zip(labels, range(r0, r1)):
         row = " ".join(_cell(view[r, c], mask_only).rjust(width) for c in range(c0, c1))
-        lines.append(f"  {label.rjust(label_width)} {row}")
+        lines.append(f"  {label.rjust(label_width)} {left}{row}")
     if r1 < view.shape[0]:
         lines.append(pad + "...")
     return lines

@@ -1,12 +1,20 @@
 """The `grade` command's contract: JSON shape, exit codes, usage errors, list, replay."""
 
 import json
+import os
+import shlex
 import shutil
+import sys
+from pathlib import Path
 
 import jsonschema
+import pytest
 
 from conftest import REFERENCE, ROOT
+from grader import check, problems
 from grader import report as report_module
+from grader.trusted import ReferenceError
+from grader.verdict import Outcome, Pitfall, Status, Verdict
 
 
 def test_unknown_problem_is_a_usage_error_naming_the_problems(grade):
@@ -89,3 +97,196 @@ def test_json_stdout_is_one_object_even_for_usage_errors(grade):
     code, out, _ = grade("no_such_problem", "--json")
     assert code == 2
     assert json.loads(out)["status"] == "error"
+
+
+# -- the replay hint: the command as the user ran it -----------------------------------------------------
+
+def script(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return path
+
+
+def replay_words(monkeypatch, argv0: str, orig_argv: list[str] | None = None) -> list[str]:
+    monkeypatch.setattr(sys, "argv", [argv0, "t5_relative_pos"])
+    monkeypatch.setattr(sys, "orig_argv", orig_argv or [sys.executable, argv0, "t5_relative_pos"])
+    t5 = problems.load(ROOT, "t5_relative_pos")
+    return shlex.split(report_module.replay_command(t5, Path("/cases/t5.json"), None))
+
+
+def test_the_replay_says_grade_where_the_path_finds_the_grade_that_ran(monkeypatch, tmp_path):
+    grade = script(tmp_path / "bin" / "grade")
+    monkeypatch.setenv("PATH", f"{grade.parent}{os.pathsep}/usr/bin")
+    assert replay_words(monkeypatch, str(grade)) == ["grade", "t5_relative_pos", "--replay", "/cases/t5.json"]
+
+
+@pytest.mark.parametrize("on_path", ["nothing", "another grade"])
+def test_the_replay_says_the_path_typed_relative_to_here_where_the_path_finds_another(monkeypatch, tmp_path, on_path):
+    checkout = tmp_path / "checkout"
+    grade = script(checkout / ".venv" / "bin" / "grade")
+    other = script(tmp_path / "elsewhere" / "grade")
+    monkeypatch.setenv("PATH", str(other.parent) if on_path == "another grade" else "/nonexistent")
+    monkeypatch.chdir(checkout)
+    assert replay_words(monkeypatch, ".venv/bin/grade")[0] == ".venv/bin/grade"
+    assert replay_words(monkeypatch, str(grade))[0] == ".venv/bin/grade"  # typed in full, still under here
+    monkeypatch.chdir(checkout / ".venv" / "bin")
+    assert replay_words(monkeypatch, "./grade")[0] == "./grade"  # never a bare name the PATH would look up
+
+
+def test_the_replay_says_an_absolute_path_for_a_grade_outside_here(monkeypatch, tmp_path):
+    grade = script(tmp_path / "my checkout" / ".venv" / "bin" / "grade")
+    (tmp_path / "work").mkdir()
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.chdir(tmp_path / "work")
+    words = replay_words(monkeypatch, "../my checkout/.venv/bin/grade")
+    assert words[0] == str(grade)  # quoted in the command, one word again once split
+    assert report_module.replay_command(problems.load(ROOT, "t5_relative_pos"), Path("/c.json"), None).startswith(
+        shlex.quote(str(grade)) + " t5_relative_pos")
+
+
+@pytest.mark.parametrize("python, expected", [(".venv/bin/python", ".venv/bin/python"), ("python3", "python3")])
+def test_the_replay_of_python_m_grader_cli_names_that_python(monkeypatch, python, expected):
+    monkeypatch.chdir(ROOT)
+    words = replay_words(monkeypatch, str(ROOT / "grader" / "cli.py"), [python, "-m", "grader.cli", "t5_relative_pos"])
+    assert words[:4] == [expected, "-m", "grader.cli", "t5_relative_pos"]
+
+
+def test_the_replay_says_grade_when_called_in_process(monkeypatch):
+    assert replay_words(monkeypatch, str(ROOT / ".venv" / "bin" / "pytest"))[0] == "grade"
+
+
+# -- grade check: the rows after a broken one ------------------------------------------------------------
+
+class FakeTrusted:
+    """Stands for the reference's worker; counts how many were started and closed."""
+
+    started: list = []
+
+    def __init__(self, problem):
+        self.closed = False
+        FakeTrusted.started.append(self)
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.fixture
+def checking(tmp_path, monkeypatch):
+    """``checking(raising=..., candidates=..., reference=...)`` -> (rows of `grade check t5_relative_pos`
+    on a copy of the problem, the keys graded), with every grading faked: instant, no worker."""
+    root = tmp_path / "checkout"
+    for part in ("problems", "solutions"):
+        shutil.copytree(ROOT / part / "t5_relative_pos", root / part / "t5_relative_pos")
+    monkeypatch.chdir(root)
+    FakeTrusted.started = []
+    monkeypatch.setattr(check, "Trusted", FakeTrusted)
+    monkeypatch.setattr(check, "check_outputs", lambda problem, trusted, update: [])
+
+    def run(raising=(), candidates=None, reference=Status.PASS):
+        graded = []
+
+        def grade(problem, path, options, extra=None, trusted=None, subject_key=None, fixed=True):
+            key = subject_key or "stub"
+            graded.append(key)
+            if key in raising:
+                raise ReferenceError(f"the worker running the reference of {problem.slug} failed: killed")
+            if key == "stub":
+                return Verdict(problem.slug, Status.NOT_STARTED, "fill in the TODO")
+            if key == "reference":
+                return Verdict(problem.slug, reference, "as it should")
+            if key.startswith("alternative_"):
+                return Verdict(problem.slug, Status.PASS, "all cases match")
+            name = key.removeprefix("pitfall_")
+            outcome = Outcome("worked example", {}, Status.FAIL, "2 of 16 values differ")
+            if candidates and name in candidates:
+                return Verdict(problem.slug, Status.FAIL, "differs", counterexample=outcome,
+                               pitfall_candidates=candidates[name])
+            return Verdict(problem.slug, Status.FAIL, "differs", counterexample=outcome, pitfall=Pitfall(name, "m"))
+
+        monkeypatch.setattr(check, "grade", grade)
+        rows = check.check_problem(root, "t5_relative_pos")
+        assert all(t.closed for t in FakeTrusted.started)
+        return rows, graded
+
+    run.root = root
+    return run
+
+
+def pitfalls_and_alternatives() -> list[str]:
+    t5 = problems.load(ROOT, "t5_relative_pos")
+    return [f"pitfall {n}" for n in t5.variants("pitfalls")] + [f"alternative {n}" for n in t5.variants("alternatives")]
+
+
+def test_check_passes_every_row_when_nothing_is_broken(checking):
+    rows, _ = checking()
+    assert all(r.ok for r in rows), [r for r in rows if not r.ok]
+    assert set(pitfalls_and_alternatives()) <= {r.item for r in rows}
+
+
+def test_check_names_the_variants_a_pitfall_cannot_be_told_from(checking):
+    rows, _ = checking(candidates={"no_clamp": ["no_clamp", "clamp_to_half"], "no_abs": []})
+    by_item = {r.item: r for r in rows}
+    row = by_item["pitfall no_clamp"]
+    assert not row.ok
+    assert ("named none: its outputs are the same as those of clamp_to_half on every input tried (two variants "
+            "that cannot be told apart; remove one, or draw inputs that separate them)") in row.detail
+    assert by_item["pitfall no_abs"].detail.endswith(", named none")  # no variant agreed: nothing to list
+    assert not any("None" in r.detail for r in rows)
+
+
+def test_naming_lists_every_variant_that_collides():
+    verdict = Verdict("t5_relative_pos", Status.FAIL, "differs", pitfall_candidates=["a", "b", "c"])
+    assert check.naming(verdict, "a").startswith("named none: its outputs are the same as those of b and c on every "
+                                                 "input tried (3 variants that cannot be told apart; keep one,")
+    assert check.naming(Verdict("x", Status.FAIL, "", pitfall=Pitfall("b", "m")), "a") == "named b"
+
+
+def test_a_broken_variant_file_fails_its_row_and_the_others_are_still_graded(checking):
+    pitfalls = checking.root / "solutions" / "t5_relative_pos" / "pitfalls"
+    source = (pitfalls / "no_clamp.py").read_text()
+    (pitfalls / "no_clamp.py").write_text(source.replace("MESSAGE = (", "_UNUSED = ("))
+    (pitfalls / "no_abs.py").write_text("def t5_relative_pos(seed, T, num_buckets, max_distance)\n")
+    rows, graded = checking()
+    by_item = {r.item: r for r in rows}
+    assert not by_item["pitfall no_clamp"].ok and "MESSAGE" in by_item["pitfall no_clamp"].detail
+    assert not by_item["pitfall no_abs"].ok
+    assert "pitfall_no_clamp" not in graded and "pitfall_no_abs" not in graded
+    others = [item for item in pitfalls_and_alternatives() if item not in ("pitfall no_clamp", "pitfall no_abs")]
+    assert all(by_item[item].ok for item in others + ["reference passes", "stub is not_started"])
+    assert not any("skipped" in r.detail for r in rows)
+
+
+def test_an_exception_while_grading_one_variant_fails_that_row_alone(checking):
+    rows, graded = checking(raising={"pitfall_no_clamp"})
+    by_item = {r.item: r for r in rows}
+    assert not by_item["pitfall no_clamp"].ok
+    assert by_item["pitfall no_clamp"].detail == ("grading it raised: the worker running the reference of "
+                                                  "t5_relative_pos failed: killed")
+    assert all(by_item[item].ok for item in pitfalls_and_alternatives() if item != "pitfall no_clamp")
+    assert len(FakeTrusted.started) == 2  # the next variant got a fresh worker
+
+
+def test_a_reference_that_raises_ends_the_checks_with_a_row_saying_what_was_skipped(checking):
+    rows, graded = checking(raising={"reference"})
+    assert graded == ["reference"]
+    assert (rows[-1].item, rows[-1].ok) == ("reference runs", False)
+    assert rows[-1].detail == ("skipped the remaining checks of t5_relative_pos: the worker running the reference "
+                               "of t5_relative_pos failed: killed")
+
+
+def test_a_reference_that_does_not_pass_ends_the_checks_with_a_row_saying_so(checking):
+    rows, graded = checking(reference=Status.ERROR)
+    assert graded == ["reference"]
+    assert [(r.item, r.ok) for r in rows[-2:]] == [("reference passes", False), ("remaining checks", False)]
+    assert rows[-1].detail.startswith("skipped the remaining checks of t5_relative_pos: ")
+
+
+def test_a_broken_strategy_ends_the_checks_before_anything_is_graded(checking):
+    (checking.root / "problems" / "t5_relative_pos" / "strategies.py").write_text(
+        "def inputs():\n    raise RuntimeError('no inputs today')\n")
+    rows, graded = checking()
+    assert graded == []
+    assert not {r.item: r for r in rows}["strategy"].ok
+    assert (rows[-1].item, rows[-1].detail) == ("remaining checks", "skipped the remaining checks of "
+                                                "t5_relative_pos: the strategy check failed above")

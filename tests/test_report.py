@@ -10,7 +10,7 @@ import pytest
 
 from grader import problems, report
 from grader.compare import compare
-from grader.verdict import Check, Outcome, Pitfall, Status, Verdict
+from grader.verdict import Check, Diagnosis, Outcome, Part, Pitfall, Status, Verdict
 
 from conftest import ROOT
 
@@ -106,6 +106,36 @@ def test_a_usage_error_fits_the_schema(problem):
     obj = json.loads(report.usage_error_json(problem, "unknown problem 't5'"))
     jsonschema.validate(obj, report.SCHEMA)
     assert (obj["problem"], obj["status"], obj["message"]) == (problem, "error", "unknown problem 't5'")
+    assert obj["diagnosis"] is None and obj["first_wrong_part"] is None
+    assert set(obj) == set(report.SCHEMA["required"])
+
+
+def test_a_diagnosis_and_the_first_wrong_part_fit_the_schema_and_the_candidates_stay_out(t5):
+    part = Part("decoder_0/self_attn", "SelfAttention(x: 1 × 3 × 8): 24 of 24 values differ",
+                details=["Expected (3 × 8):", "  [0] 0.1 0.2"])
+    verdict = failing(t5, one_value_wrong(t5), diagnosis=Diagnosis("constant_factor", "every value is 2 times the "
+                      "expected one"), first_wrong_part=part, pitfall_candidates=["no_clamp", "clamp_to_half"])
+    text, obj = as_json(t5, verdict)
+    assert obj["diagnosis"] == {"id": "constant_factor", "message": "every value is 2 times the expected one"}
+    assert obj["first_wrong_part"] == {"path": "decoder_0/self_attn",
+                                       "message": "SelfAttention(x: 1 × 3 × 8): 24 of 24 values differ"}
+    assert set(obj) == set(report.SCHEMA["required"])
+    assert "candidates" not in text and "no_clamp" not in text and "Expected (3" not in text
+
+
+def test_a_verdict_without_them_says_null_for_both(t5):
+    _, obj = as_json(t5, Verdict(t5.slug, Status.PASS, "ok"))
+    assert obj["diagnosis"] is None and obj["first_wrong_part"] is None
+
+
+def test_a_relative_error_where_the_expected_value_is_0_is_infinite_not_0(t5):
+    _, expected = example(t5)
+    actual = expected.reshape(-1).copy()
+    assert actual[0] == 0
+    actual[0] = 1  # only a cell whose expected value is 0 is wrong
+    _, obj = as_json(t5, failing(t5, actual))
+    diff = obj["counterexample"]["diff"]
+    assert (diff["max_abs_error"], diff["max_rel_error"]) == (1.0, "Infinity")
 
 
 def test_non_finite_values_are_written_as_strings_any_json_parser_reads(t5):
@@ -133,7 +163,8 @@ def test_a_50_million_value_answer_is_cut_to_a_window_and_keeps_the_json_under_1
 def test_json_stays_under_1_mib_when_every_learner_string_is_as_long_and_escaped_as_can_be(t5):
     worst = "\U0001f600\x1b" * 500_000  # 12 and 6 characters each once escaped
     verdict = erroring(t5, worst, traceback=worst, output=worst, params_diff=[worst] * 10_000,
-                       checks=[Check("jit", Status.WARN, worst)] * 20)
+                       checks=[Check("jit", Status.WARN, worst)] * 20, diagnosis=Diagnosis(worst, worst),
+                       first_wrong_part=Part(worst, worst, details=[worst] * 10_000))
     verdict.counterexample.error.update(type=worst, file=worst)
     text, obj = as_json(t5, verdict, replay="grade t5_relative_pos --replay case.json")
     assert len(text.encode()) < MiB

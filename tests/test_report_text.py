@@ -1,0 +1,369 @@
+"""The text report, part by part: the explanation in its order (known mistake, diagnosis, parameter tree,
+first wrong part), broken properties, tracebacks that keep the learner's own frames, and the small things
+(a plural, an ellipsis, a relative error that cannot be 0). Verdicts are built by hand; tracebacks come
+from real exceptions, described in this process as the worker describes them."""
+
+import re
+import types
+
+import numpy as np
+import pytest
+
+from grader import problems, protocol, report, worker
+from grader.compare import compare
+from grader.verdict import Check, Diagnosis, Outcome, Part, Pitfall, Status, Verdict
+
+from conftest import ROOT
+
+LIBRARY_RUN = re.compile(r"^  \.\.\. \d+ frames? in \S+ left out \.\.\.$")
+
+
+@pytest.fixture(scope="module")
+def t5():
+    return problems.load(ROOT, "t5_relative_pos")
+
+
+@pytest.fixture(scope="module")
+def rmsnorm():
+    return problems.load(ROOT, "rmsnorm")
+
+
+def failing(problem, actual=None, **verdict):
+    ex = problem.examples[0]
+    expected = ex.expected.reshape(-1)
+    if actual is None:
+        actual = expected.copy()
+        actual[1] += 1
+    c = compare(expected_flat=expected, natural_shape=ex.expected.shape, dtype=problem.output_dtype,
+                result={"type": "array"}, spec={"dtype": actual.dtype.name, "shape": list(actual.shape)},
+                actual=actual, exact=problem.exact, rtol=problem.rtol, atol=problem.atol)
+    outcome = Outcome("worked example", ex.args, Status.FAIL, c.message, comparison=c, actual=actual)
+    return Verdict(problem.slug, Status.FAIL, c.message, counterexample=outcome, **verdict)
+
+
+# -- what explains a failure, in order ---------------------------------------------------------------------
+
+def test_pitfall_diagnosis_parameters_first_wrong_part_grid_and_properties_read_in_that_order(t5):
+    verdict = failing(
+        t5, pitfall=Pitfall("swapped_direction", "You swapped i and j."),
+        diagnosis=Diagnosis("transpose", "the output is the expected one transposed: swap the axes i and j"),
+        params_diff=["Your parameter tree differs:", "missing parameter params/w (4,)"],
+        first_wrong_part=Part("decoder_0/self_attn", "SelfAttention called with x (1 × 3 × 8): 3 of 24 values differ",
+                              details=["Expected (3 × 8):", "  [0] 1 2 3"]),
+        checks=[Check("property: depends only on offset", Status.FAIL, "cells (0, 1) and (1, 2) differ"),
+                Check("property: symmetric buckets", Status.PASS, "holds"),
+                Check("jit", Status.WARN, "graded eagerly")])
+    lines = report.to_text(t5, verdict, "grade t5_relative_pos --replay case.json").splitlines()
+    assert lines[:12] == [
+        "t5_relative_pos: FAIL - 1 of 16 values differ (exact)",
+        "Likely mistake (swapped_direction): You swapped i and j.",
+        "Diagnosis: the output is the expected one transposed: swap the axes i and j",
+        "",
+        "  Your parameter tree differs:",
+        "  missing parameter params/w (4,)",
+        "",
+        "First wrong part: decoder_0/self_attn",
+        "  SelfAttention called with x (1 × 3 × 8): 3 of 24 values differ",
+        "  Expected (3 × 8):",
+        "    [0] 1 2 3",
+        "",
+    ]
+    assert lines[12].startswith("Called t5_relative_pos(")
+    order = [next(i for i, line in enumerate(lines) if line.startswith(start))
+             for start in ("Called", "Expected (4 × 4):", "Mismatches (x):", "Property broken", "Warning (jit)",
+                           "Replay just this case")]
+    assert order == sorted(order)
+    assert "Property broken (depends only on offset): cells (0, 1) and (1, 2) differ" in lines
+    assert not any("symmetric buckets" in line for line in lines)  # a property that holds says nothing
+
+
+def test_the_parameter_tree_stays_under_the_verdict_line_when_nothing_else_explains_it(t5):
+    verdict = failing(t5, params_diff=["Your parameter tree differs:", "missing parameter params/w (4,)"])
+    assert report.to_text(t5, verdict, None).splitlines()[1:3] == ["  Your parameter tree differs:",
+                                                                   "  missing parameter params/w (4,)"]
+
+
+def test_learner_derived_text_in_a_diagnosis_a_part_and_a_property_is_escaped(t5):
+    evil = "x\x1b[2J\rt5_relative_pos: PASS\nPASS"
+    verdict = failing(t5, diagnosis=Diagnosis("factor", evil), first_wrong_part=Part(evil, evil, details=[evil]),
+                      checks=[Check(f"property: {evil}", Status.FAIL, evil)])
+    text = report.to_text(t5, verdict, None)
+    assert "\x1b" not in text and "\r" not in text
+    assert not any(line.startswith(("PASS", "t5_relative_pos: PASS")) for line in text.splitlines())
+    assert "First wrong part: x\\x1b[2J\\rt5_relative_pos: PASS\\nPASS" in text.splitlines()
+
+
+def test_a_long_first_wrong_part_is_cut(t5):
+    verdict = failing(t5, first_wrong_part=Part("encoder_0", "differs", details=[f"row {i}" for i in range(500)]))
+    lines = report.to_text(t5, verdict, None).splitlines()
+    assert "  row 59" in lines and "  row 60" not in lines and "  ... and 440 more" in lines
+
+
+# -- small things ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("run, words", [(1, "(1 case in 0.4 s)"), (2, "(2 cases in 0.4 s)"), (0, "(0 cases in 0.4 s)")])
+def test_the_case_count_is_singular_for_one(t5, run, words):
+    text = report.to_text(t5, Verdict(t5.slug, Status.PASS, "ok", examples_run=run, duration_s=0.4), None)
+    assert text.splitlines()[-1] == words
+
+
+def test_a_relative_error_where_the_expected_value_is_0_is_never_printed_as_0(t5):
+    actual = t5.examples[0].expected.reshape(-1).copy()
+    actual[0] = 3  # expected 0 there; the only wrong cell
+    text = report.to_text(t5, failing(t5, actual), None)
+    assert "Largest absolute error 3, largest relative error inf (an expected value is 0 where yours is not)" in text
+    assert "relative error 0" not in text
+
+
+def test_a_relative_error_elsewhere_is_a_number(rmsnorm):
+    actual = rmsnorm.examples[0].expected.reshape(-1).copy()
+    actual[0] *= 1.5
+    text = report.to_text(rmsnorm, failing(rmsnorm, actual), None)
+    assert re.search(r"largest relative error 0\.5;", text)
+
+
+def test_a_grid_marks_the_columns_it_hides_on_either_side(rmsnorm):
+    arr = np.arange(2 * 30, dtype=np.float32).reshape(2, 30)
+    right = report._grid(arr, rmsnorm, (0, 29), width=2)  # columns 18..29 shown, 0..17 hidden on the left
+    assert right[0].split()[:2] == ["...", "18"] and right[0].endswith("29")
+    assert all(row.split()[1] == "..." for row in right[1:])  # after the row label
+    middle = report._grid(arr, rmsnorm, (0, 15), width=2)
+    assert middle[0].split()[0] == "..." and middle[0].endswith(" ...")
+    left = report._grid(arr, rmsnorm, (0, 0), width=2)
+    assert "..." not in left[0].split()[0] and left[0].endswith(" ...")
+    assert not any("..." in row for row in left[1:])
+
+
+def test_a_grid_keeps_its_columns_aligned_under_the_left_marker(t5):
+    arr = np.arange(30 * 30, dtype=np.float32).reshape(30, 30)
+    lines = report._grid(arr, t5, (29, 29), width=3)
+    head, rows = lines[0], [line for line in lines[1:] if line.strip() != "..."]
+    assert head.split()[0] == "..." and "(j)" in head
+    assert lines[1].strip() == "..."  # rows hidden above
+    for row in rows:
+        assert row.index("...") == head.index("...")
+        assert row.rstrip().endswith(str(int(arr[int(row.split()[0][2:]), 29])))
+        assert len(row) == len(head) - len("  (j)")
+
+
+# -- tracebacks ------------------------------------------------------------------------------------------
+
+def raised(tmp_path, source: str, call: str, *args, name: str = "learner.py"):
+    """``call(*args)`` from ``source`` loaded as the worker loads a file, described as the worker does."""
+    path = tmp_path / name
+    path.write_text(source)
+    module = types.ModuleType("kata_test")
+    exec(compile(source, str(path), "exec"), module.__dict__)
+    with pytest.raises(BaseException) as info:
+        getattr(module, call)(*args)
+    return worker.describe(info.value, str(path), during="call"), str(path)
+
+
+JAX_DEEP = '''import jax.numpy as jnp
+
+
+def helper(x):
+    y = x * 2
+    return jnp.dot(y, jnp.ones((3, 5)))
+
+
+def entry(x):
+    return helper(x)
+
+
+def chained(x):
+    try:
+        return helper(x)
+    except TypeError as exc:
+        raise ValueError("could not project") from exc
+
+
+def during(x):
+    try:
+        return helper(x)
+    except TypeError:
+        return undefined_name
+'''
+
+
+@pytest.fixture
+def unfiltered():
+    """JAX's own frames kept, as a learner with JAX_TRACEBACK_FILTERING=off would have them."""
+    import jax
+
+    before = jax.config.jax_traceback_filtering
+    jax.config.update("jax_traceback_filtering", "off")
+    yield
+    jax.config.update("jax_traceback_filtering", before)
+
+
+def frame_lines(tb: str) -> list[str]:
+    return [line for line in tb.splitlines() if line.startswith('  File "')]
+
+
+def test_an_error_deep_inside_jax_keeps_every_learner_frame_and_counts_the_rest(tmp_path, unfiltered):
+    import jax.numpy as jnp
+
+    error, path = raised(tmp_path, JAX_DEEP, "entry", jnp.ones((2, 4)))
+    lines = error["traceback"].splitlines()
+    assert lines[0] == "Traceback (most recent call last):"
+    assert frame_lines(error["traceback"]) == [f'  File "{path}", line 10, in entry',
+                                                        f'  File "{path}", line 6, in helper']
+    assert "    return jnp.dot(y, jnp.ones((3, 5)))" in lines
+    run = [line for line in lines if LIBRARY_RUN.match(line)]
+    assert len(run) == 1 and "jax" in run[0] and int(run[0].split()[1]) > 3
+    assert lines[-1].startswith("TypeError: dot_general requires contracting dimensions")
+    assert not any("JAX has removed" in line or line.startswith("---") for line in lines)
+    assert error["line"] == 6
+
+
+def test_the_text_report_shows_the_whole_traceback_starting_at_its_first_line(tmp_path, t5, unfiltered):
+    import jax.numpy as jnp
+
+    error, _ = raised(tmp_path, JAX_DEEP, "entry", jnp.ones((2, 4)))
+    outcome = Outcome("worked example", t5.examples[0].args, Status.ERROR, "raised", error=error)
+    lines = report.to_text(t5, Verdict(t5.slug, Status.ERROR, "raised", counterexample=outcome), None).splitlines()
+    start = lines.index("  Traceback (most recent call last):")
+    assert lines[start + 1].startswith('    File "') and lines[start - 1] == ""
+    traceback = error["traceback"].splitlines()
+    assert lines[start:start + len(traceback)] == [f"  {line}" for line in traceback]
+
+
+@pytest.mark.parametrize("call, link, last", [
+    ("chained", "The above exception was the direct cause of the following exception:",
+     "ValueError: could not project"),
+    ("during", "During handling of the above exception, another exception occurred:",
+     "NameError: name 'undefined_name' is not defined"),
+])
+def test_each_exception_of_a_chain_keeps_its_learner_frames_and_its_line(tmp_path, unfiltered, call, link, last):
+    import jax.numpy as jnp
+
+    error, path = raised(tmp_path, JAX_DEEP, call, jnp.ones((2, 4)))
+    tb = error["traceback"]
+    first, second = tb.split(f"\n\n{link}\n\n")
+    assert frame_lines(first)[-1] == f'  File "{path}", line 6, in helper'
+    assert first.splitlines()[-1].startswith("TypeError: dot_general")
+    assert second.splitlines()[0] == "Traceback (most recent call last):"
+    assert frame_lines(second) == [f'  File "{path}", line {17 if call == "chained" else 24}, in {call}']
+    assert second.splitlines()[-1] == last
+    assert "test_report_text.py" not in tb  # the frames that called the learner's code say nothing
+
+
+RECURSION = '''def again(n):
+    return again(n + 1)
+
+
+def ping(n):
+    return pong(n + 1)
+
+
+def pong(n):
+    return ping(n + 1)
+
+
+def shout(n):
+    raise ValueError("\\n".join(f"line {i}" for i in range(100)))
+
+
+def huge(n):
+    raise ValueError("x" * 100_000)
+'''
+
+
+def test_a_recursion_is_counted_as_python_counts_it(tmp_path):
+    error, path = raised(tmp_path, RECURSION, "again", 0)
+    lines = error["traceback"].splitlines()
+    assert len(frame_lines(error["traceback"])) == 3
+    assert re.fullmatch(r"  \[Previous line repeated \d+ more times\]", lines[-2])
+    assert lines[-1] == "RecursionError: maximum recursion depth exceeded"
+
+
+def test_a_traceback_too_long_loses_frames_from_its_middle_never_its_ends(tmp_path):
+    error, path = raised(tmp_path, RECURSION, "ping", 0)
+    lines = error["traceback"].splitlines()
+    assert len(lines) <= 60
+    assert lines[:2] == ["Traceback (most recent call last):", f'  File "{path}", line 6, in ping']
+    assert lines[-1] == "RecursionError: maximum recursion depth exceeded"
+    cut = [i for i, line in enumerate(lines) if re.fullmatch(r"  \.\.\. \d+ lines left out \.\.\.", line)]
+    assert len(cut) == 1 and lines[cut[0] + 1].startswith('  File "')  # whole frames go, no dangling carets
+
+
+def test_a_long_message_is_cut_and_a_huge_line_shortened_under_what_the_protocol_keeps(tmp_path):
+    error, _ = raised(tmp_path, RECURSION, "shout", 0)
+    lines = error["traceback"].splitlines()
+    assert "ValueError: line 0" in lines and "line 10" in lines and "line 11" not in lines
+    assert lines[-1] == "  ... 89 more lines of the message ..."
+    error, _ = raised(tmp_path, RECURSION, "huge", 0)
+    assert len(error["traceback"]) < protocol.MAX_TEXT
+    assert error["traceback"].splitlines()[-1].startswith("ValueError: xxx")
+
+
+def test_a_syntax_error_shows_where_python_points(tmp_path):
+    path = tmp_path / "learner.py"
+    source = "def t5_relative_pos(seed, T, num_buckets, max_distance)\n    return 1\n"
+    path.write_text(source)
+    with pytest.raises(SyntaxError) as info:
+        compile(source, str(path), "exec")
+    tb = worker.describe(info.value, str(path), during="import")["traceback"]
+    lines = tb.splitlines()
+    assert f'  File "{path}", line 1' in lines and lines[-1] == "SyntaxError: expected ':'"
+    assert lines[-2].strip() == "^"
+
+
+def test_without_a_frame_in_the_learners_file_the_last_exception_is_shown_as_python_prints_it(tmp_path):
+    def wiring():
+        return {}["missing"]
+
+    with pytest.raises(KeyError) as info:
+        wiring()
+    tb = worker.describe(info.value, str(tmp_path / "learner.py"), during="call")["traceback"]
+    lines = tb.splitlines()
+    assert lines[0] == "Traceback (most recent call last):"
+    assert any("in wiring" in line for line in lines) and "    return {}[\"missing\"]" in lines
+    assert lines[-1] == "KeyError: 'missing'"
+
+
+def test_a_deep_traceback_outside_the_learners_file_keeps_the_frames_nearest_the_error(tmp_path):
+    helper = tmp_path / "helper.py"  # a file of theirs, not the graded one
+    helper.write_text(RECURSION)
+    exc = error_of(helper, "ping", 0)
+    lines = worker.learner_traceback(exc, str(tmp_path / "learner.py")).splitlines()
+    assert len(lines) <= 60 and lines[0] == "Traceback (most recent call last):"
+    assert re.fullmatch(r"  \.\.\. \d+ lines left out \.\.\.", lines[1]) and lines[2].startswith('  File "')
+    assert lines[-1] == "RecursionError: maximum recursion depth exceeded"
+
+
+def test_an_exception_never_raised_is_its_line_alone(tmp_path):
+    assert worker.learner_traceback(RecursionError("x"), str(tmp_path / "learner.py")) == "RecursionError: x"
+
+
+def error_of(path, call, *args):
+    module = types.ModuleType("kata_test")
+    exec(compile(path.read_text(), str(path), "exec"), module.__dict__)
+    with pytest.raises(BaseException) as info:
+        getattr(module, call)(*args)
+    return info.value
+
+
+def test_the_report_bounds_a_traceback_a_worker_sent_too_long_keeping_its_last_line(t5):
+    tb = "\n".join(["Traceback (most recent call last):"] + [f"  line {i}" for i in range(500)] + ["ValueError: bad"])
+    outcome = Outcome("worked example", t5.examples[0].args, Status.ERROR, "raised",
+                      error={"kind": "exception", "type": "ValueError", "message": "bad", "file": "x.py", "line": 1,
+                             "during": "call", "traceback": tb})
+    lines = report.to_text(t5, Verdict(t5.slug, Status.ERROR, "raised", counterexample=outcome), None).splitlines()
+    shown = lines[lines.index("  Traceback (most recent call last):"):lines.index("  ValueError: bad") + 1]
+    assert len(shown) == report.TRACEBACK_LINES and "  ... 443 lines left out ..." in shown
+
+
+def test_an_error_while_loading_the_file_shows_its_traceback_too(tmp_path, t5):
+    source = "import json\n\nSETTINGS = json.loads('{not json')\n"
+    path = tmp_path / "learner.py"
+    path.write_text(source)
+    with pytest.raises(ValueError) as info:
+        exec(compile(source, str(path), "exec"), {})
+    error = worker.describe(info.value, str(path), during="import")
+    outcome = Outcome("loading your file", {}, Status.ERROR, "raised", error=error)
+    text = report.to_text(t5, Verdict(t5.slug, Status.ERROR, "raised", counterexample=outcome), None)
+    assert f'    File "{path}", line 3, in <module>' in text.splitlines()
+    assert any(LIBRARY_RUN.match(line[2:]) and "Python" in line for line in text.splitlines())
+    assert "Called" not in text
