@@ -16,13 +16,16 @@ EXIT_PASS, EXIT_VERDICT, EXIT_USAGE = 0, 1, 2
 
 
 def cmd_grade(argv: list[str]) -> int:
-    """Grade your solution to a problem: `grade <problem> [--file PATH] [--json] [--replay CASE]`."""
+    """Grade your solution to a problem: `grade <problem> [--file PATH] [--json] [--replay CASE] [--part NAME]`."""
     parser = argparse.ArgumentParser(prog="grade", description=cmd_grade.__doc__,
                                      epilog="Other commands: `grade list`, `grade check [problem]`.")
     parser.add_argument("problem", help="the problem's name, e.g. t5_relative_pos")
     parser.add_argument("--file", type=Path, help="grade this module instead of problems/<problem>/<problem>.py")
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
     parser.add_argument("--replay", type=Path, metavar="CASE", help="run only the case saved in this file")
+    parser.add_argument("--part", metavar="NAME",
+                        help="grade one module class of a model alone (e.g. RMSNorm), on the reference's "
+                             "parameters and on the inputs the reference's forward pass gives it")
     parser.add_argument("--no-jit", action="store_true", help="call your function eagerly, without jax.jit")
     parser.add_argument("--no-cache", action="store_true", help="recompute every reference output")
     parser.add_argument("--call-time-limit", type=float, metavar="S", help="seconds allowed for one call")
@@ -55,6 +58,13 @@ def cmd_grade(argv: list[str]) -> int:
             if data.get("problem") != problem.slug:
                 raise problems.UsageError(f"{args.replay} is a case of {data.get('problem')!r}, not {problem.slug!r}")
             cases = [(f"replay of {args.replay.name}", report.case_from_json(problem, data["args"]))]
+        if args.part is not None:
+            if args.replay is not None:
+                raise problems.UsageError("--part and --replay do not go together")
+            if args.part not in problem.parts():
+                have = (f"its parts are {', '.join(problem.parts())}" if problem.parts()
+                        else "it has no parts (no Flax module classes in its stub)")
+                raise problems.UsageError(f"{problem.slug} has no part named {args.part!r}: {have}")
     except (problems.UsageError, problems.ProblemError, ValueError, KeyError) as exc:
         if launch is not None:
             launch.close()
@@ -62,17 +72,26 @@ def cmd_grade(argv: list[str]) -> int:
 
     options = Options(jit=not args.no_jit, use_cache=not args.no_cache, call_seconds=args.call_time_limit,
                       problem_seconds=args.time_limit, memory_mib=args.memory_mib)
+    import shlex
+    from functools import partial
+
     from grader import diagnosis
 
+    explain = partial(diagnosis.explain, command=shlex.join(report.program()))  # hints say it as the user does
     try:
-        verdict = grade(problem, learner, options, cases=cases, extra=diagnosis.explain, launch=launch)
+        if args.part is not None:
+            from grader.parts import grade_part
+
+            verdict = grade_part(problem, learner, args.part, options, launch=launch)
+        else:
+            verdict = grade(problem, learner, options, cases=cases, extra=explain, launch=launch)
     except problems.ProblemError as exc:  # e.g. a strategy that fails when it draws
         return usage_error(str(exc), args.json, args.problem)
     replay = None
     if verdict.counterexample is not None and verdict.counterexample.args and verdict.status != "pass":
         saved = report.save_case(problem, verdict.counterexample.args)
         replay = report.replay_command(problem, saved, args.file)
-    if args.file is None and cases is None:
+    if args.file is None and cases is None and args.part is None:
         record_status(root, problem.slug, learner, verdict.status)
     if args.json:
         print(report.to_json(problem, verdict, replay))

@@ -1,82 +1,92 @@
-"""Explain a failure: parameter-tree differences, the known mistake it matches, broken properties."""
+"""Explain a failure: the known mistake it matches, what the relation between the expected and the actual
+output says, the first wrong part of a model, broken properties."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from grader import kinds
+from grader import parts, relations
 from grader.engine import Session
-from grader.pool import WorkerFailure
 from grader.trusted import ReferenceError
-from grader.verdict import Check, Outcome, Pitfall, Status, Verdict
+from grader.verdict import Check, Diagnosis, Outcome, Pitfall, Status, Verdict
+
+PROBES = 48  # inputs beyond the failing one on which a named mistake must agree with the learner's outputs
 
 
-def explain(session: Session, verdict: Verdict, name_only: bool = False) -> None:
+def explain(session: Session, verdict: Verdict, name_only: bool = False, command: str = "grade") -> None:
     """Add what can be said about the failure to ``verdict`` (runs while the workers are alive).
-    ``name_only``: just the known mistake it matches (what `grade check` looks at)."""
+    ``name_only``: just the known mistake it matches (what `grade check` looks at). ``command``: how the
+    learner runs `grade`, for the hints."""
     outcome = verdict.counterexample
     if outcome is None or not outcome.args or verdict.status not in (Status.FAIL, Status.ERROR):
         return
-    if not name_only:
-        verdict.params_diff = params_diff(session, outcome.args)
     if verdict.status == Status.FAIL and outcome.actual is not None:
-        verdict.pitfall = name_pitfall(session, outcome)
-        if not name_only:
-            verdict.checks.extend(property_checks(session, outcome))
+        verdict.pitfall, verdict.pitfall_candidates = name_pitfall(session, outcome)
+        if name_only:
+            return
+        verdict.diagnosis = relation(session, outcome)
+        verdict.checks.extend(property_checks(session, outcome))
+    if not name_only:
+        verdict.first_wrong_part = parts.first_wrong_part(session, outcome.args, command)
 
 
-def params_diff(session: Session, args: dict) -> list[str]:
-    """Missing, extra and misshaped parameters of the learner's Flax tree, by path (empty if equal)."""
-    arrays: list = []
-    entries = kinds.encode(session.problem.args, args, arrays)
-    trees = []
-    pairs = ((session.trusted.start(), "reference"), (session.learner, session.key))
-    for worker, key in pairs:
-        worker.request({"op": "params", "key": key, "args": entries}, arrays)
-    session.trusted.acknowledge()
-    for worker, _ in pairs:
-        try:
-            reply = worker.receive(min(60.0, max(session.remaining(), 1.0)), 0, "params")
-        except WorkerFailure:  # a diagnostic only; the verdict stands without it
-            return []
-        trees.append(reply.params)
-    expected, actual = trees
-    if not expected or actual is None:
-        return []
-    lines = []
-    for path in sorted(set(expected) - set(actual)):
-        lines.append(f"missing parameter {path} {tuple(expected[path])}")
-    for path in sorted(set(actual) - set(expected)):
-        lines.append(f"unexpected parameter {path} {tuple(actual[path])}")
-    for path in sorted(set(expected) & set(actual)):
-        if expected[path] != actual[path]:
-            lines.append(f"parameter {path} has shape {tuple(actual[path])}, expected {tuple(expected[path])}")
-    if lines:
-        lines.insert(0, "Your parameter tree differs from the one the statement pins, so the outputs cannot "
-                        "agree until it matches:")
-    return lines
+def relation(session: Session, outcome: Outcome) -> Diagnosis | None:
+    """What the relation between the expected and the actual output says, where one explains every
+    mismatching value (:mod:`grader.relations`)."""
+    c = outcome.comparison
+    if c is None or c.actual is None or c.stage not in ("finite", "values"):
+        return None
+    return diagnose(session, outcome.args, c.expected, c.actual)
 
 
-def matches(session: Session, args: dict, variant_out: np.ndarray, actual: np.ndarray) -> bool:
+def diagnose(session: Session, args: dict, expected: np.ndarray, actual: np.ndarray) -> Diagnosis | None:
+    """:func:`grader.relations.diagnose` on outputs in their natural shape; a relation that cannot be
+    computed says nothing (a diagnosis never costs the verdict)."""
+    problem = session.problem
+    try:
+        return relations.diagnose(expected, actual, args, rtol=problem.rtol, atol=problem.atol, exact=problem.exact)
+    except (ArithmeticError, ValueError, TypeError, IndexError):
+        return None
+
+
+def matches(session: Session, args: dict, variant_out: np.ndarray, actual: np.ndarray,
+            expected: np.ndarray) -> bool:
+    """Whether the learner's output is the variant's, within the problem's tolerance, non-finite values
+    in the same places. Cells where the problem also accepts a second value (its ``accept_also`` hook,
+    given the reference's ``expected``) are skipped: there the formula lands exactly on a boundary, and
+    a variant computed in other arithmetic may fall on either side of it as well as the learner's code."""
     problem = session.problem
     if variant_out.shape != actual.shape or variant_out.dtype != actual.dtype:
         return False
-    if session.trusted.agrees(args, variant_out, actual):  # the variant's output taken as the expected one
-        return True
-    # Both non-finite in the same places and equal elsewhere also counts as the same mistake.
-    both = ~np.isfinite(variant_out) & ~np.isfinite(actual)
-    if both.any() and np.array_equal(np.isfinite(variant_out), np.isfinite(actual)):
-        keep = np.isfinite(actual)
-        return bool(np.allclose(actual[keep], variant_out[keep], rtol=problem.rtol, atol=problem.atol))
-    return False
+    keep = np.ones(actual.shape, dtype=bool)
+    also = session.trusted.accept_also(args, expected) if expected.shape == actual.shape else None
+    if also is not None:
+        keep = np.isnan(np.asarray(also, dtype=np.float64)).reshape(actual.shape)
+    v, a = variant_out[keep].astype(np.float64), actual[keep].astype(np.float64)
+    finite = np.isfinite(v)
+    if not np.array_equal(finite, np.isfinite(a)):
+        return False
+    v, a = v[finite], a[finite]
+    if problem.exact:
+        return bool(np.array_equal(v, a))
+    return bool(np.all(np.abs(a - v) <= problem.atol + problem.rtol * np.abs(v)))
 
 
-def name_pitfall(session: Session, outcome: Outcome) -> Pitfall | None:
-    """The known-wrong variant whose outputs agree with the learner's: on the smallest failing input,
-    and on every other input seen in this run, which tells apart variants that coincide on small inputs."""
+def name_pitfall(session: Session, outcome: Outcome) -> tuple[Pitfall | None, list[str]]:
+    """The known-wrong variant the learner's outputs agree with, and the variants that remained.
+
+    A variant stays a candidate while it agrees with the learner's output: on the failing input, then on
+    every other input the run has (the fixed examples, the drawn inputs, those seen while shrinking; the
+    learner's outputs on those it had not reached are fetched now). Agreeing on one small input can be a
+    coincidence; agreeing everywhere tells the variant apart from every other and from the reference.
+    Only a single remaining candidate is named; two that cannot be told apart are both returned unnamed.
+
+    A variant whose module sets ``DIAGNOSIS`` (an id of :mod:`grader.relations`) also agrees wherever the
+    learner's output fails with that diagnosis: a mistake such as reduced precision has many forms whose
+    values differ, but one signature."""
     variants = session.problem.variants("pitfalls")
     if not variants:
-        return None
+        return None, []
     keys = {f"pitfall_{name}": path for name, path in variants.items()}
     trusted = session.trusted
     trusted.start(keys)
@@ -90,29 +100,64 @@ def name_pitfall(session: Session, outcome: Outcome) -> Pitfall | None:
             outputs[key] = trusted.collect(key, outcome.args)
         except ReferenceError:
             pass
+    signatures = {key: read_constant(path, "DIAGNOSIS") for key, path in keys.items()}
+    expected = trusted.output("reference", outcome.args)
     actual = outcome.actual.reshape(-1)
     candidates = [key for key, out in outputs.items()
-                  if out is not None and matches(session, outcome.args, out, actual)]
-    probes = [(args, actual) for args, actual in session.seen if args is not outcome.args]
-    if len(candidates) > 1 and probes:
-        candidates = [key for key in candidates
-                      if all(out is not None and matches(session, args, out, actual)
-                             for (args, actual), out in zip(probes, trusted.outputs(key, [a for a, _ in probes])))]
-    if len(candidates) != 1:
-        return None
-    name = candidates[0].removeprefix("pitfall_")
-    return Pitfall(name, read_message(variants[name]))
+                  if fits(session, outcome.args, out, actual, expected, signatures[key], strict=True)]
+    if candidates:
+        probes = evidence(session, outcome.args)
+        answers = session.answers(probes)
+        references = trusted.outputs("reference", probes)
+        for key in list(candidates):
+            for args, out, answer, reference in zip(probes, trusted.outputs(key, probes), answers, references):
+                if answer is not None and not fits(session, args, out, answer, reference, signatures[key]):
+                    candidates.remove(key)
+                    break
+    names = [key.removeprefix("pitfall_") for key in candidates]
+    if len(names) != 1:
+        return None, names
+    return Pitfall(names[0], read_constant(variants[names[0]], "MESSAGE") or ""), names
 
 
-def read_message(path) -> str:
-    """The ``MESSAGE`` constant of a variant module, read without importing it."""
+def evidence(session: Session, failing: dict) -> list[dict]:
+    """Inputs other than ``failing`` to tell mistakes apart on: the fixed examples, the drawn inputs and
+    those seen while shrinking (at most PROBES, without repeats)."""
+    digest = session.trusted.digest
+    cases = [ex.args for ex in session.problem.examples] + session.drawn + [args for args, _ in session.seen]
+    unique = {digest(args): args for args in cases}
+    unique.pop(digest(failing), None)
+    return list(unique.values())[:PROBES]
+
+
+def fits(session: Session, args: dict, variant_out: np.ndarray | None, actual: np.ndarray,
+         expected: np.ndarray, signature: str | None, strict: bool = False) -> bool:
+    """Whether the learner's ``actual`` output on ``args`` is what the variant gives (``variant_out``),
+    or, for a variant with a ``signature``, an output the relations call by that name: ``strict`` on
+    the failing input; on others, where they name nothing, nothing speaks against it."""
+    if variant_out is not None and matches(session, args, variant_out, actual, expected):
+        return True
+    if signature is None or actual.shape != expected.shape:
+        return False
+    shape = session.problem.natural_shape(args)
+    found = diagnose(session, args, expected.reshape(shape), actual.reshape(shape))
+    if found is not None:
+        return found.id == signature
+    # No relation explains this output alone (too few values differ to tell, or none): it speaks against
+    # the signature only on the failing input itself, which must show it.
+    return not strict
+
+
+def read_constant(path, name: str) -> str | None:
+    """A string constant (``MESSAGE``, ``DIAGNOSIS``) of a variant module, read without importing it."""
     import ast
 
     tree = ast.parse(path.read_text())
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "MESSAGE" for t in node.targets):
-            return ast.literal_eval(node.value)
-    return ""
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+            value = ast.literal_eval(node.value)
+            return value if isinstance(value, str) else None
+    return None
 
 
 def property_checks(session: Session, outcome: Outcome) -> list[Check]:

@@ -114,6 +114,7 @@ class Session:
         self.cases = 0
         self.jit_error: str | None = None
         self.seen: list[tuple[dict, np.ndarray]] = []  # (inputs, learner's flat output), for naming pitfalls
+        self.drawn: list[dict] = []  # the inputs Hypothesis draws for this problem
         self.learner_loaded = subject_key is not None
         if subject_key is None:
             self.key = "learner"
@@ -333,6 +334,61 @@ class Session:
         status = Status.PASS if comparison.ok else Status.FAIL
         return Outcome(name, args, status, comparison.message, comparison=comparison, actual=actual)
 
+    # -- for diagnosis -----------------------------------------------------------------------------------
+
+    def answers(self, cases: list[dict]) -> list[np.ndarray | None]:
+        """The graded module's flat outputs on ``cases`` (None where no array came back), for telling
+        mistakes apart: nothing is compared or counted. Outputs seen earlier in the run are reused; the
+        others come in one batch. If the worker fails or the run's time is up, the rest stay None."""
+        known = {self.trusted.digest(args): actual for args, actual in self.seen}
+        missing = list({d: a for a in cases if (d := self.trusted.digest(a)) not in known}.items())
+        if missing and self.shared:
+            for (digest, _), out in zip(missing, self.trusted.outputs(self.key, [a for _, a in missing])):
+                known[digest] = out
+        elif missing:
+            self.learner.request(*batch_request(self.problem, self.key, [a for _, a in missing], self.options.jit))
+            for digest, args in missing:
+                try:
+                    reply = self._receive(reply_bound(self.problem, [args]))
+                except (WorkerFailure, StopGrading):
+                    self.learner.kill()  # its answers to the rest must not be taken for answers to later requests
+                    break
+                if reply.ok and reply.result.array is not None:
+                    known[digest] = reply.result.array.reshape(-1)
+        return [known.get(self.trusted.digest(args)) for args in cases]
+
+    def params_diff(self, args: dict) -> list[str]:
+        """Missing, extra and misshaped parameters of the graded module's Flax tree on ``args``, by path
+        (empty if the trees agree, or if the problem builds none)."""
+        arrays: list = []
+        entries = kinds.encode(self.problem.args, args, arrays)
+        trees = []
+        pairs = ((self.trusted.start(), "reference"), (self.learner, self.key))
+        for worker, key in pairs:
+            worker.request({"op": "params", "key": key, "args": entries}, arrays)
+        self.trusted.acknowledge()
+        for worker, _ in pairs:
+            try:
+                reply = worker.receive(min(60.0, max(self.remaining(), 1.0)), 0, "params")
+            except WorkerFailure:  # a diagnostic only; the verdict stands without it
+                return []
+            trees.append(reply.params)
+        expected, actual = trees
+        if not expected or actual is None:  # no Flax tree on one side (an NNX module is not observed)
+            return []
+        lines = []
+        for path in sorted(set(expected) - set(actual)):
+            lines.append(f"missing parameter {path} {tuple(expected[path])}")
+        for path in sorted(set(actual) - set(expected)):
+            lines.append(f"unexpected parameter {path} {tuple(actual[path])}")
+        for path in sorted(set(expected) & set(actual)):
+            if expected[path] != actual[path]:
+                lines.append(f"parameter {path} has shape {tuple(actual[path])}, expected {tuple(expected[path])}")
+        if lines:
+            lines.insert(0, "Your parameter tree differs from the one the statement pins, so the outputs cannot "
+                            "agree until it matches:")
+        return lines
+
     def close(self) -> str:
         """End the learner's worker (not a shared one); the learner's printed output."""
         printed = ""
@@ -455,6 +511,22 @@ def draw_inputs(session: Session, path: Path | None) -> list[dict]:
     return drawn
 
 
+def check_parameters(session: Session, verdict: Verdict, args: dict) -> None:
+    """The parameters are part of the answer: a tree that differs from the reference's (a parameter
+    missing, extra or misshaped) fails the run, even where the outputs happen to match."""
+    try:
+        verdict.params_diff = session.params_diff(args)
+    except ReferenceError:
+        return
+    differences = len(verdict.params_diff) - 1  # after the sentence that introduces them
+    verdict.checks.append(Check("parameters", Status.FAIL if differences > 0 else Status.PASS,
+                                f"{differences} difference{'s' * (differences > 1)} from the statement's "
+                                f"parameter tree" if differences > 0 else "the parameter tree is the statement's"))
+    if differences > 0 and verdict.status == Status.PASS:
+        verdict.status = Status.FAIL
+        verdict.message = "every output matches, but your parameter tree differs from the one the statement pins"
+
+
 def grade(problem: Problem, learner_path: Path, options: Options | None = None,
           cases: list[tuple[str, dict]] | None = None, extra=None, trusted: Trusted | None = None,
           subject_key: str | None = None, fixed: bool = True, launch: Launch | None = None) -> Verdict:
@@ -481,7 +553,7 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
             problem.properties()
             session.load()
             if cases is None:
-                drawn = kept if kept is not None else draw_inputs(session, path)
+                drawn = session.drawn = kept if kept is not None else draw_inputs(session, path)
             bad = None
             session.prefetch([args for _, args in cases_run] + drawn)
             for name, args in cases_run:
@@ -527,10 +599,14 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
         elif session.seen and options.jit:
             verdict.checks.append(Check("jit", Status.PASS, "runs under jax.jit with its integer arguments static"))
         session.cancel_pending()
+        probe = bad.args if bad is not None and bad.args else next(iter([a for _, a in cases_run] + drawn), None)
+        if problem.parts() and session.learner_loaded and probe is not None \
+                and verdict.status in (Status.PASS, Status.FAIL, Status.ERROR):
+            check_parameters(session, verdict, probe)
         if extra is not None and bad is not None:
             try:
                 extra(session, verdict)
-            except (WorkerFailure, ReferenceError):
+            except (WorkerFailure, ReferenceError, StopGrading):
                 pass  # a diagnosis only: the verdict stands without it
     finally:
         verdict.examples_run = session.cases

@@ -96,6 +96,20 @@ class Problem:
     def reference(self) -> Path:
         return self.solution_folder / f"{self.slug}.py"
 
+    def parts(self) -> list[str]:
+        """The Flax module classes the stub asks the learner to write, in the stub's order (read without
+        importing it): the parts of a model that can be checked, and graded, one at a time."""
+        if "parts" not in self._modules:
+            try:
+                tree = ast.parse(self.stub.read_text())
+            except (OSError, SyntaxError, ValueError):
+                tree = ast.Module(body=[], type_ignores=[])
+            self._modules["parts"] = [
+                node.name for node in tree.body if isinstance(node, ast.ClassDef)
+                and any((b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", None)) == "Module"
+                        for b in node.bases)]
+        return self._modules["parts"]
+
     def variants(self, kind: str) -> dict[str, Path]:
         """``kind`` is "pitfalls" or "alternatives": name -> module path."""
         folder = self.solution_folder / kind

@@ -11,6 +11,8 @@ against the schema below, turning anything else into a :class:`ProtocolError`:
 
 - ``{"op": "ready", "backend": str}``, ``{"op": "cancelled"}``;
 - ``{"ok": true}`` (a module loaded), ``{"ok": true, "params": {path: [int, ...]} | null}``;
+- ``{"ok": true, "calls": [...]}``, a model's recorded module calls (:mod:`grader.intercept`; from the
+  trusted worker only), with their arrays;
 - ``{"ok": true, "result": RESULT, "seconds": number, "jit": {"used": bool, "error": str | null},
   "together"?: bool}`` with the array's bytes when RESULT is ``{"type": "array", "dtype", "shape"}`` and
   they fit the bound (else RESULT says ``"omitted": true``); any other RESULT is ``{"type": str,
@@ -35,6 +37,7 @@ MAX_REPLY_HEADER = 1 << 20
 MAX_REQUEST_HEADER = 1 << 26  # from the grader: trusted, but bounded all the same
 MAX_TEXT = 8192  # characters kept of any one string a worker sends
 MAX_DIMS = 32
+MAX_ARRAYS = 4096  # arrays in one message (a model's recorded module calls have hundreds)
 ERROR_KINDS = ("exception", "not_implemented", "memory", "exit", "signature")
 
 # Dtypes the grader decodes; any other dtype is reported by name only.
@@ -92,8 +95,8 @@ def read_message(fd: int, max_header: int = MAX_REPLY_HEADER,
     if not isinstance(header, dict):
         raise ProtocolError("a header that is not a JSON object")
     specs = header.get("arrays", [])
-    if not isinstance(specs, list) or len(specs) > 64:
-        raise ProtocolError("'arrays' is not a short list")
+    if not isinstance(specs, list) or len(specs) > MAX_ARRAYS:
+        raise ProtocolError(f"'arrays' is not a list of at most {MAX_ARRAYS}")
     checked = [_check_spec(spec) for spec in specs]
     total = sum(nbytes for _, _, nbytes in checked)
     if total > max_payload:
@@ -157,6 +160,8 @@ class Reply:
     jit_error: str | None = None
     together: bool = False
     params: dict[str, list[int]] | None = None
+    calls: list[dict] | None = None  # recorded module calls, their arrays in ``arrays``
+    arrays: list | None = None
 
 
 def _text(value, what: str, optional: bool = False) -> str | None:
@@ -169,7 +174,8 @@ def _text(value, what: str, optional: bool = False) -> str | None:
 
 def parse_reply(header: dict, arrays: list, expect: str) -> Reply:
     """Check one reply against the schema in the module's docstring: ``expect`` is what the request
-    asked for: "ready", "loaded", "result", "params", or "cancel" (a result or the end of a cancelled batch)."""
+    asked for: "ready", "loaded", "result", "params", "calls", or "cancel" (a result or the end of a
+    cancelled batch)."""
     op = header.get("op")
     if op is not None:
         if (op, expect) == ("ready", "ready"):
@@ -190,6 +196,11 @@ def parse_reply(header: dict, arrays: list, expect: str) -> Reply:
                 isinstance(k, str) and isinstance(v, list) and _is_shape(v) for k, v in params.items())):
             raise ProtocolError("a malformed parameter tree")
         return Reply(ok=True, params=params)
+    if expect == "calls":
+        calls = header.get("calls")
+        if not (isinstance(calls, list) and all(isinstance(c, dict) for c in calls)):
+            raise ProtocolError("a malformed list of module calls")
+        return Reply(ok=True, calls=calls, arrays=arrays)
     if expect not in ("result", "cancel") or "result" not in header:
         raise ProtocolError(f"a reply without a result where a {expect!r} reply was due")
     jit = header.get("jit")

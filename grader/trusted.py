@@ -23,6 +23,7 @@ from grader.pool import Spec, Worker, WorkerFailure
 from grader.problems import Problem, cache_folder, relative
 
 LOAD_SECONDS = 120.0
+CAPTURE_BYTES = 256 << 20  # a model's recorded module calls: inputs, outputs and variables of each
 
 
 class ReferenceError(RuntimeError):
@@ -175,11 +176,11 @@ class Trusted:
         """``timeout``, cut to the time the run has left."""
         return timeout if self.deadline is None else min(timeout, max(self.deadline - time.monotonic(), 0.1))
 
-    def _receive(self, timeout: float, max_bytes: int):
+    def _receive(self, timeout: float, max_bytes: int, expect: str = "result"):
         timeout = self._left(timeout)
         try:
             self.acknowledge()
-            return self.worker.receive(timeout, max_bytes)
+            return self.worker.receive(timeout, max_bytes, expect)
         except WorkerFailure as failure:
             self.pending = []
             if failure.kind == "timeout":
@@ -302,6 +303,19 @@ class Trusted:
             return cached
         self.request(key, args)
         return self.collect(key, args)
+
+    def capture(self, args: dict) -> tuple[list[dict], list[np.ndarray]]:
+        """The reference's calls of the problem's parts on ``args`` (see :mod:`grader.intercept`), in the
+        order they finish, and the arrays they refer to."""
+        arrays: list = []
+        self.start().request({"op": "capture", "key": "reference", "classes": self.problem.parts(),
+                              "args": kinds.encode(self.problem.args, args, arrays)}, arrays)
+        reply = self._receive(LOAD_SECONDS, CAPTURE_BYTES, "calls")
+        if not reply.ok:
+            err = reply.error
+            raise ReferenceError(f"{relative(self.problem.reference)} raised {err['type']}: {err['message']} "
+                                 f"while its module calls were recorded on {self.problem.call_text(args)}")
+        return reply.calls, reply.arrays
 
     def accept_also(self, args: dict, expected: np.ndarray) -> np.ndarray | None:
         hook = getattr(self.hooks, "accept_also", None)

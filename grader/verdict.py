@@ -47,6 +47,25 @@ class Pitfall:
     message: str
 
 
+@dataclass(frozen=True)
+class Diagnosis:
+    """What the relation between the expected and the actual output says, with no known mistake needed
+    (a constant factor, reduced precision, a permutation, NaN where the input is all zeros, ...)."""
+
+    id: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Part:
+    """The first module of a model, in execution order, whose output differs when it runs alone on the
+    reference's parameters and inputs: its path in the module tree and what was seen."""
+
+    path: str  # e.g. "decoder_0/self_attn"
+    message: str  # one sentence: the module's class, what it was called with, how its output differs
+    details: list[str] = field(default_factory=list)  # further lines for the text report (a grid)
+
+
 @dataclass
 class Outcome:
     """What happened on one input."""
@@ -73,3 +92,6 @@ class Verdict:
     duration_s: float = 0.0
     output: str = ""
     params_diff: list[str] = field(default_factory=list)
+    diagnosis: Diagnosis | None = None
+    first_wrong_part: Part | None = None
+    pitfall_candidates: list[str] = field(default_factory=list)  # known mistakes that remained, none named

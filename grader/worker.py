@@ -14,6 +14,10 @@ grader drains and truncates. Requests:
   reply each; ``{"op": "cancel"}`` stops it.
 - ``{"op": "params", "key", "args": [...]}``: the Flax parameter tree (paths and shapes) the entry
   creates for these arguments, found by tracing without computing.
+- ``{"op": "capture", "key", "args": [...], "classes": [...]}``: the entry's calls of those module
+  classes, recorded (trusted modules only; see :mod:`grader.intercept`).
+- ``{"op": "part", "key", "cls", "fields", "args", "kwargs", "variables", "max_bytes"}``: one module class
+  of the file applied alone to recorded variables and arguments; answered like a call.
 - ``{"op": "quit"}``.
 """
 
@@ -28,7 +32,7 @@ import types
 
 from grader import protocol
 
-STATE: dict = {}  # key -> {"fn", "path", "jitted", "jit_error"}
+STATE: dict = {}  # key -> {"fn", "path", "module", "jitted", "jit_error"}
 QUEUED: list = []  # requests that arrived during a batch, answered after it
 
 
@@ -63,7 +67,7 @@ def serve(req_fd: int, resp_fd: int, cache_dir: str) -> None:
             for reply, payloads in batch(header, arrays, lambda: cancelled(req_fd)):
                 protocol.write_message(resp_fd, reply, payloads)
             continue
-        handler = {"load": load, "call": call, "params": params}[op]
+        handler = {"load": load, "call": call, "params": params, "capture": capture, "part": part}[op]
         reply, payloads = handler(header, arrays)
         protocol.write_message(resp_fd, reply, payloads)
 
@@ -98,7 +102,7 @@ def load(header: dict, arrays) -> tuple[dict, list]:
         return {"ok": False, "error": {"kind": "signature", "type": "TypeError", "message": problem,
                                        "file": path, "line": fn.__code__.co_firstlineno
                                        if hasattr(fn, "__code__") else None, "traceback": ""}}, []
-    STATE[header["key"]] = {"fn": fn, "path": path, "jitted": None, "jit_error": None}
+    STATE[header["key"]] = {"fn": fn, "path": path, "module": module, "jitted": None, "jit_error": None}
     return {"ok": True}, []
 
 
@@ -288,7 +292,32 @@ def params(header: dict, arrays) -> tuple[dict, list]:
     return {"ok": True, "params": tree}, []
 
 
+def capture(header: dict, arrays) -> tuple[dict, list]:
+    from grader import intercept
+
+    args, _ = decode_args(header, arrays)
+    try:
+        return intercept.capture(STATE[header["key"]]["fn"], args, header["classes"])
+    except BaseException as exc:  # noqa: BLE001
+        return {"ok": False, "error": describe(exc, STATE[header["key"]]["path"], during="call")}, []
+
+
+def part(header: dict, arrays) -> tuple[dict, list]:
+    from grader import intercept
+
+    state = STATE[header["key"]]
+    start = time.perf_counter()
+    try:
+        reply, payloads = result_message(intercept.run_part(state["module"], header, arrays),
+                                         header.get("max_bytes", 0))
+    except BaseException as exc:  # noqa: BLE001
+        return {"ok": False, "error": describe(exc, state["path"], during="call")}, []
+    reply.update(ok=True, seconds=time.perf_counter() - start, jit={"used": False, "error": None})
+    return reply, payloads
+
+
 def merge(args: list, static: tuple[int, ...], dynamic) -> list:
+    """The full argument list from the static ones in ``args`` and the ``dynamic`` others, in order."""
     dynamic = iter(dynamic)
     return [a if i in static else next(dynamic) for i, a in enumerate(args)]
 
@@ -326,19 +355,132 @@ def describe(exc: BaseException, path: str, during: str) -> dict:
             line = tb.tb_lineno
         tb = tb.tb_next
     return {"kind": kind, "type": type(exc).__name__, "message": first_line(exc) or type(exc).__name__,
-            "file": file, "line": line, "during": during, "traceback": learner_traceback(exc)}
+            "file": file, "line": line, "during": during, "traceback": learner_traceback(exc, path)}
 
 
-def learner_traceback(exc: BaseException) -> str:
-    """The traceback without the grader's own frames and without JAX's note about filtered frames."""
+def learner_traceback(exc: BaseException, path: str) -> str:
+    """The traceback as a learner reads it: for each exception of the chain (causes and contexts, oldest
+    first, as Python prints them) the frames in the graded file ``path`` with their lines, each run of
+    other frames between them counted on one line, then the exception line. Where no frame is in
+    ``path`` (a SyntaxError, a failure in the grader's wiring), the last exception as Python prints it.
+    The grader's leading frames and JAX's note about its filtered frames go. At most 60 lines and about
+    7000 characters (the protocol keeps 8192 of a string): earlier messages shrink first, then frames
+    go from the middle; the last exception line always stays."""
+    import functools
+
+    limit, chars, message_lines = 60, 7000, 12
     here = os.path.dirname(os.path.abspath(__file__))
-    tb = exc.__traceback__
-    while tb is not None and os.path.dirname(os.path.abspath(tb.tb_frame.f_code.co_filename)) == here:
-        tb = tb.tb_next
-    lines = traceback.format_exception(type(exc), exc, tb)
-    text = "".join(line for line in lines if "JAX has removed its internal frames" not in line
-                   and not line.startswith("----"))
-    return "\n".join(text.splitlines()[-40:])
+    stdlib = os.path.dirname(os.__file__)
+    real = os.path.realpath(path)
+    printer = traceback.StackSummary()
+
+    def owner(filename: str) -> str:  # whose code a left-out frame runs: a package, Python, the grader
+        parts = filename.split(os.sep)
+        for folder in ("site-packages", "dist-packages"):
+            if folder in parts[:-1]:
+                return parts[parts.index(folder) + 1].removesuffix(".py")
+        if filename.startswith(("<", stdlib)):
+            return "Python"
+        return "the grader" if os.path.dirname(os.path.abspath(filename)) == here else os.path.basename(filename)
+
+    def frames(stack, keep) -> list[list[str]]:
+        """One piece per kept frame (a recursion's repeats counted as Python does), one per run of others."""
+        pieces, others, last, repeats = [], [], None, 0
+
+        def flush() -> None:
+            nonlocal others, repeats
+            if repeats > 2:
+                times = repeats - 2
+                pieces.append([f"  [Previous line repeated {times} more time{'s' if times > 1 else ''}]"])
+            if others:
+                names = list(dict.fromkeys(map(owner, others)))
+                where = "/".join(names[:3]) + ("/..." if len(names) > 3 else "")
+                pieces.append([f"  ... {len(others)} frame{'s' if len(others) > 1 else ''} in {where} left out ..."])
+            others, repeats = [], 0
+
+        for frame in stack:
+            if not keep(frame):
+                if repeats > 2:
+                    flush()
+                others.append(frame.filename)
+                last = None
+                continue
+            key = (frame.filename, frame.lineno, frame.name)
+            if key == last:
+                repeats += 1
+                if repeats > 2:
+                    continue
+            else:
+                flush()
+            last = key
+            pieces.append(printer.format_frame_summary(frame).rstrip("\n").split("\n"))
+        flush()
+        return pieces
+
+    def exception_lines(e: BaseException, short: bool) -> list[str]:
+        lines = [line for line in "".join(traceback.format_exception_only(type(e), e)).splitlines()
+                 if line != "-" * 20 and "JAX has removed its internal frames" not in line]
+        if short:  # up to the exception's own line (a SyntaxError's location comes before it)
+            return lines[:next((i + 1 for i, line in enumerate(lines) if not line.startswith(" ")), len(lines))]
+        if len(lines) > message_lines:
+            left_out = len(lines) - message_lines + 1
+            lines = lines[:message_lines - 1] + [f"  ... {left_out} more lines of the message ..."]
+        return lines
+
+    chain, seen, e = [], set(), exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        chain.insert(0, e)
+        e = e.__cause__ if e.__cause__ is not None else (None if e.__suppress_context__ else e.__context__)
+    stacks = []
+    for e in chain:
+        stack = traceback.extract_tb(e.__traceback__)
+        while stack and os.path.dirname(os.path.abspath(stack[0].filename)) == here:
+            stack.pop(0)
+        stacks.append(stack)
+    resolved = functools.cache(os.path.realpath)  # a recursion has a thousand frames of one file
+    mine = lambda frame: resolved(frame.filename) == real  # noqa: E731
+    found = any(mine(frame) for stack in stacks for frame in stack)
+    if found:  # the frames that called the learner's code (the grader's, a transform's) say nothing
+        stacks = [stack[next((i for i, frame in enumerate(stack) if mine(frame)), 0):] for stack in stacks]
+    else:
+        chain, stacks, mine = chain[-1:], stacks[-1:], lambda frame: True  # noqa: E731
+
+    def pieces(short: bool) -> list[list[str]]:
+        out = []
+        for i, (e, stack) in enumerate(zip(chain, stacks)):
+            if i:
+                link = ("The above exception was the direct cause of the following exception:"
+                        if e.__cause__ is chain[i - 1]
+                        else "During handling of the above exception, another exception occurred:")
+                out.append(["", link, ""])
+            if stack:
+                out += [["Traceback (most recent call last):"], *frames(stack, mine)]
+            out.append(exception_lines(e, short and i < len(chain) - 1))
+        return out
+
+    parts = pieces(short=False)
+    if sum(map(len, parts)) > limit:
+        parts = pieces(short=True)
+    if sum(map(len, parts)) > limit:
+        # Frames go from the middle: the learner's outermost calls stay, and the frames nearest the error;
+        # without any frame of the learner's, only the latter.
+        head = limit // 3 if found else 1
+        first, used = 0, 0
+        while first < len(parts) and used + len(parts[first]) <= head:
+            used += len(parts[first])
+            first += 1
+        last, room = len(parts), limit - used - 1
+        while last > first and len(parts[last - 1]) <= room:
+            room -= len(parts[last - 1])
+            last -= 1
+        left_out = sum(map(len, parts[first:last]))
+        parts = parts[:first] + [[f"  ... {left_out} lines left out ..."]] + parts[last:]
+    lines = [line for part in parts for line in part]
+    if sum(map(len, lines)) > chars:
+        width = chars // len(lines)
+        lines = [line if len(line) <= width else line[:width - 6] + " [...]" for line in lines]
+    return "\n".join(lines)
 
 
 def _is_arity_error(exc: TypeError, path: str) -> bool:

@@ -2,13 +2,13 @@
 
 Every new combination of the integer arguments and the two sequence lengths builds and
 compiles a whole encoder-decoder (seconds, not milliseconds), so the sizes come from a
-short list of shapes that between them cover what matters: 1, 2 and 4 heads, 1 to 3
-layers in each stack with unequal stack depths, decoders of 2 or more positions (so the
-causal mask matters) and encoder and decoder lengths that differ. The first two shapes
-are also the fixed examples in problem.toml, so drawing them costs no new compilation.
-vocab_size, d_model and d_ff stay the same throughout: the parameters then always have
-the same shapes, and their random initialisers are compiled once, not once per shape.
-The token ids, which cost nothing to vary, are drawn freely.
+short list of shapes. Between them they vary every size on its own, so that code that
+hard-codes one (a width of 2 * d_model where d_ff belongs, a vocabulary of 16, two heads,
+two layers) fails: vocab_size, d_model, d_ff and num_heads each take more than one value,
+d_ff is not always 2 * d_model, the stacks have 1 to 3 blocks with unequal depths, and
+the encoder and decoder lengths differ. Decoders have 2 or more positions, so the causal
+mask matters. The first two shapes are also the fixed examples in problem.toml, so drawing
+them costs no new compilation. The token ids, which cost nothing to vary, are drawn freely.
 """
 
 import numpy as np
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 SHAPES = (
     (0, 16, 8, 2, 16, 2, 2, 4, 3),  # the statement's walk-through
     (1, 16, 8, 4, 16, 1, 3, 5, 2),  # four heads of 2; shallow encoder, deep decoder
-    (2, 16, 8, 1, 16, 3, 1, 2, 6),  # one head of 8; deep encoder, decoder longer than encoder
+    (2, 11, 12, 3, 20, 3, 1, 2, 6),  # every width new, d_ff != 2 * d_model; deep encoder, long decoder
 )
 
 

@@ -9,10 +9,14 @@ from flax import linen as nn
 
 MESSAGE = (
     "Your values are right to two or three significant digits but no further: the arithmetic ran "
-    "in bfloat16 (8 bits of mantissa) and was only cast to float32 at the end, which cannot "
-    "restore the lost digits. This problem is graded at float32 precision. Keep the input, gamma "
+    "in bfloat16 (8 bits of mantissa) or another 16-bit float, and casting to float32 at the end "
+    "cannot restore the lost digits. This problem is graded at float32 precision. Keep the input, gamma "
     "and every intermediate in float32."
 )
+# Reduced precision has many forms (cast the input, compute, cast back; a bfloat16 gamma; ...) whose
+# values differ from this one's but share the relation to the expected output: the learner's output is
+# also taken for this mistake wherever the relations call it reduced precision.
+DIAGNOSIS = "reduced_precision"
 
 
 class RMSNorm(nn.Module):
