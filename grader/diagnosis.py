@@ -49,19 +49,17 @@ def diagnose(session: Session, args: dict, expected: np.ndarray, actual: np.ndar
         return None
 
 
-def matches(session: Session, args: dict, variant_out: np.ndarray, actual: np.ndarray,
-            expected: np.ndarray) -> bool:
+def matches(session: Session, args: dict, variant_out: np.ndarray, actual: np.ndarray) -> bool:
     """Whether the learner's output is the variant's, within the problem's tolerance, non-finite values
-    in the same places. Cells where the problem also accepts a second value (its ``accept_also`` hook,
-    given the reference's ``expected``) are skipped: there the formula lands exactly on a boundary, and
-    a variant computed in other arithmetic may fall on either side of it as well as the learner's code."""
+    in the same places. Cells the problem's ``borderline`` hook names are skipped: there a formula lands
+    exactly on a boundary, and a mistake computed in other arithmetic may fall on either side of it."""
     problem = session.problem
     if variant_out.shape != actual.shape or variant_out.dtype != actual.dtype:
         return False
     keep = np.ones(actual.shape, dtype=bool)
-    also = session.trusted.accept_also(args, expected) if expected.shape == actual.shape else None
-    if also is not None:
-        keep = np.isnan(np.asarray(also, dtype=np.float64)).reshape(actual.shape)
+    hook = getattr(session.trusted.hooks, "borderline", None)
+    if hook is not None:
+        keep = ~np.asarray(hook(args), dtype=bool).reshape(actual.shape)
     v, a = variant_out[keep].astype(np.float64), actual[keep].astype(np.float64)
     finite = np.isfinite(v)
     if not np.array_equal(finite, np.isfinite(a)):
@@ -135,7 +133,7 @@ def fits(session: Session, args: dict, variant_out: np.ndarray | None, actual: n
     """Whether the learner's ``actual`` output on ``args`` is what the variant gives (``variant_out``),
     or, for a variant with a ``signature``, an output the relations call by that name: ``strict`` on
     the failing input; on others, where they name nothing, nothing speaks against it."""
-    if variant_out is not None and matches(session, args, variant_out, actual, expected):
+    if variant_out is not None and matches(session, args, variant_out, actual):
         return True
     if signature is None or actual.shape != expected.shape:
         return False

@@ -179,8 +179,9 @@ class Problem:
         if not path.is_file():
             return None
         module = _import(path, f"grading_{self.slug}", self.root)
-        if hasattr(module, "accept_also") and not callable(module.accept_also):
-            raise ProblemError(f"{_shown_path(path, self.root)}: accept_also must be a function")
+        for hook in ("accept_also", "borderline"):
+            if hasattr(module, hook) and not callable(getattr(module, hook)):
+                raise ProblemError(f"{_shown_path(path, self.root)}: {hook} must be a function")
         return module
 
     def _properties(self):

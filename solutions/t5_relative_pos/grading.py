@@ -21,7 +21,9 @@ Two kinds of whole-number cells need no alternative and get none (NaN):
   max_exact itself.
 - d >= max_distance (m >= k): both neighbours clamp to the same bucket, nb_half - 1.
 
-`accept_also` is the hook the grader calls. `exact_buckets` gives the exact answer for the whole
+`accept_also` is the hook the grader calls to compare. `borderline` is the one it calls to tell
+known mistakes apart: every cell whose value is a whole number (m >= 1), clamped or not, where a
+mistake computed in other floating-point arithmetic may also land on either side. `exact_buckets` gives the exact answer for the whole
 matrix, for tests that check the reference at every cell that is not a boundary cell.
 """
 
@@ -137,3 +139,18 @@ def accept_also(args, expected):
     got = np.asarray(expected, dtype=np.float64).reshape(T, T)
     alt = np.where(got == high, low, np.where(got == low, high, np.nan))  # NaN stays NaN
     return alt.astype(np.float32).reshape(-1)  # (T * T,)
+
+
+def borderline(args):
+    """Where the log formula is exactly a whole number past max_exact, whatever the clamp makes of it.
+
+    Args:
+        args: the call's arguments, {"seed", "T", "num_buckets", "max_distance"}.
+
+    Returns:
+        (T * T,) bool, True at those cells.
+    """
+    T, num_buckets, max_distance = int(args["T"]), int(args["num_buckets"]), int(args["max_distance"])
+    _, me, _ = _sizes(num_buckets, max_distance)
+    whole = [d > me and exact_log_floor(d, num_buckets, max_distance)[1] for d in range(T)]
+    return np.asarray(whole, dtype=bool)[np.abs(_offsets(T))].reshape(-1)
