@@ -359,21 +359,29 @@ class Session:
 
     def params_diff(self, args: dict) -> list[str]:
         """Missing, extra and misshaped parameters of the graded module's Flax tree on ``args``, by path
-        (empty if the trees agree, or if the problem builds none)."""
+        (empty if the trees agree, or if the problem builds none). A trusted module's tree is traced
+        once per signature (the shapes do not depend on the values)."""
         arrays: list = []
         entries = kinds.encode(self.problem.args, args, arrays)
-        trees = []
-        pairs = ((self.trusted.start(), "reference"), (self.learner, self.key))
-        for worker, key in pairs:
+        signature = kinds.signature(self.problem.args, args)
+        trees = self.trusted.trees
+        asked = [(worker, key) for worker, key in ((self.trusted.start(), "reference"), (self.learner, self.key))
+                 if (key, signature) not in trees]
+        for worker, key in asked:
             worker.request({"op": "params", "key": key, "args": entries}, arrays)
         self.trusted.acknowledge()
-        for worker, _ in pairs:
+        for worker, key in asked:
             try:
                 reply = worker.receive(min(60.0, max(self.remaining(), 1.0)), 0, "params")
             except WorkerFailure:  # a diagnostic only; the verdict stands without it
                 return []
-            trees.append(reply.params)
-        expected, actual = trees
+            if worker is self.trusted.worker:
+                trees[key, signature] = reply.params
+            else:
+                actual = reply.params
+        expected = trees["reference", signature]
+        if self.shared:
+            actual = trees[self.key, signature]
         if not expected or actual is None:  # no Flax tree on one side (an NNX module is not observed)
             return []
         lines = []

@@ -95,6 +95,7 @@ class Trusted:
         self.unacknowledged: list[str] = []  # modules whose load reply is still to come
         self.pending: list[tuple[str, str, dict]] = []  # (key, digest, args) of batch answers to come
         self.direct_jit = True  # the mode of the last single request
+        self.trees: dict[tuple[str, tuple], dict | None] = {}  # (key, traced signature) -> Flax parameter tree
 
     # -- what the statement and the golden file say -----------------------------------------------------
 
