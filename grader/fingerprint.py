@@ -17,6 +17,10 @@ PACKAGES = ("jax", "jaxlib", "flax", "numpy", "hypothesis")
 # Environment variables that can change what JAX, XLA, Flax or the interpreter compute.
 ENV_PREFIXES = ("JAX_", "XLA_", "FLAX_", "TF_", "LD_", "CUDA", "NVIDIA", "ROCR_", "HIP_", "TPU_", "OMP_",
                 "OPENBLAS_", "MKL_", "PYTHONHASHSEED", "PYTHONPATH")
+# Matched by a prefix above but changing no numerics: log verbosity, and a cloud metadata lookup that
+# importing JAX turns off in its own process's environment (so a process that has imported JAX would
+# otherwise see another fingerprint than one that has not).
+ENV_IGNORED = frozenset(["TF_CPP_MIN_LOG_LEVEL", "TPU_SKIP_MDS_QUERY"])
 
 
 @functools.cache
@@ -32,7 +36,7 @@ def fingerprint() -> str:
     plugins = sorted(f"{name}={v}" for name, v in dists.items() if name.startswith(("jax-cuda", "jax-rocm", "libtpu")))
     env = pool.worker_env()
     h.update(json.dumps({"versions": versions, "plugins": plugins, "precision": pool.MATMUL_PRECISION,
-                         "env": {k: v for k, v in sorted(env.items()) if k.startswith(ENV_PREFIXES)},
+                         "env": {k: v for k, v in sorted(env.items()) if k.startswith(ENV_PREFIXES) and k not in ENV_IGNORED},
                          "platform": [sys.platform, platform.machine(), sys.version]}).encode())
     return h.hexdigest()
 

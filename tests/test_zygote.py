@@ -134,6 +134,18 @@ def test_a_changed_numerics_variable_gets_its_own_zygote_and_stops_the_old_one(o
     assert len(zygotes(folder)) == 1
 
 
+def test_importing_jax_leaves_the_fingerprint_as_it_was():
+    # JAX sets variables in its own process's environment when imported (TPU_SKIP_MDS_QUERY): a process
+    # that has imported it must still find the zygote of a `grade` that has not.
+    code = ("from grader.fingerprint import fingerprint\n"
+            "before = fingerprint()\n"
+            "fingerprint.cache_clear()\n"
+            "import jax.numpy\n"
+            "print(before == fingerprint())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert done.stdout.strip() == "True"
+
+
 def test_without_a_warm_period_no_zygote_stays(tmp_path):
     folder = tmp_path / "cache"
     env = dict(os.environ, GRADE_CACHE_DIR=str(folder), GRADE_WARM_SECONDS="0")
