@@ -1,0 +1,92 @@
+"""Feedback that is never wrong and always points somewhere, on realistic submissions written in other
+styles than the variants (tests/submissions/<problem>/, each with one mistake described in its
+manifest): no wrong name ever; every mistake the statement lists named; every mini T5 mistake named or
+located at its first wrong part; correct submissions pass.
+
+Every t5_relative_pos and rmsnorm submission runs here; of mini T5's, whose runs take seconds each,
+a sample that covers each kind of part (a norm, an attention, a block's wiring, the top-level model, a
+parameter shape) and a listed mistake. `benchmarks/feedback.py` runs the whole corpus and prints the
+tallies.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import tomllib
+
+import pytest
+
+from conftest import ROOT
+
+CORPUS = ROOT / "tests" / "submissions"
+MINI_T5_SAMPLE = {"strict_causal_mask", "no_ffn_residual", "mask_after_softmax", "rmsnorm_over_tokens",
+                  "head_rescaled_before_tied_embedding", "cross_attention_to_decoder_stream", "correct_einsum",
+                  "layernorm_written_out"}
+
+
+def manifest(slug: str) -> dict[str, dict]:
+    return tomllib.loads((CORPUS / slug / "manifest.toml").read_text())
+
+
+def corpus(slug: str, sample: set[str] | None = None) -> list:
+    return [pytest.param(slug, name, entry, id=f"{slug}/{name}") for name, entry in manifest(slug).items()
+            if sample is None or name in sample]
+
+
+@pytest.mark.parametrize("slug,name,entry", corpus("t5_relative_pos") + corpus("rmsnorm")
+                         + corpus("mini_t5_forward", MINI_T5_SAMPLE))
+def test_feedback_on_a_realistic_submission(grade_json, slug, name, entry):
+    code, report = grade_json(slug, "--file", CORPUS / slug / f"{name}.py")
+    named = report["pitfall"]["id"] if report["pitfall"] else None
+    if not entry["mistake"]:
+        assert (code, report["status"], named) == (0, "pass", None), report["message"]
+        return
+    assert code == 1 and report["status"] == "fail", report["message"]
+    assert named in (None, entry.get("listed")), f"named {named} for: {entry['mistake']}"
+    if "listed" in entry:
+        assert named == entry["listed"], f"not named ({report['diagnosis']}): {entry['mistake']}"
+    elif slug == "mini_t5_forward":
+        part = report["first_wrong_part"]
+        assert part is not None and part["path"] == entry["part"], (part, entry["mistake"])
+
+
+def test_every_submission_is_in_its_manifest():
+    for folder in (p for p in CORPUS.iterdir() if p.is_dir()):
+        files = {p.stem for p in folder.glob("*.py")}
+        assert files == set(manifest(folder.name)), folder.name
+
+
+def test_one_part_is_graded_alone_whatever_the_rest_does(grade_json, grade):
+    # The decoder's mask is wrong; the RMSNorm is right.
+    path = CORPUS / "mini_t5_forward" / "strict_causal_mask.py"
+    code, report = grade_json("mini_t5_forward", "--file", path, "--part", "RMSNorm")
+    assert (code, report["status"]) == (0, "pass"), report["message"]
+    code, report = grade_json("mini_t5_forward", "--file", path, "--part", "DecoderBlock")
+    assert (code, report["status"]) == (1, "fail")
+    assert report["first_wrong_part"]["path"] == "decoder_0"
+    code, report = grade_json("mini_t5_forward", "--part", "RMSNorm")  # the untouched stub
+    assert report["status"] == "not_started"
+    code, _, err = grade("mini_t5_forward", "--part", "LayerNorm")
+    assert code == 2 and "RMSNorm, MultiHeadAttention" in err
+    code, _, err = grade("t5_relative_pos", "--part", "RMSNorm")
+    assert code == 2 and "no parts" in err
+
+
+def test_an_extra_parameter_fails_even_where_every_output_matches(grade_json):
+    code, report = grade_json("rmsnorm", "--file", CORPUS / "rmsnorm" / "extra_beta.py")
+    assert code == 1 and report["counterexample"] is None
+    assert any("unexpected parameter" in line and "beta" in line for line in report["params_diff"])
+
+
+def test_mini_t5_configurations_vary_every_size_on_its_own():
+    spec = importlib.util.spec_from_file_location("mini_t5_strategies",
+                                                  ROOT / "problems" / "mini_t5_forward" / "strategies.py")
+    strategies = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(strategies)
+    columns = list(zip(*strategies.SHAPES))
+    names = ("seed", "vocab_size", "d_model", "num_heads", "d_ff", "num_enc_layers", "num_dec_layers",
+             "T_enc", "T_dec")
+    for name, values in zip(names, columns):
+        assert len(set(values)) > 1, f"{name} never changes: code that hard-codes it passes"
+    assert any(f != 2 * d for _, _, d, _, f, *_ in strategies.SHAPES), "d_ff is always 2 * d_model"
+    assert any(v not in (d, f) for _, v, d, _, f, *_ in strategies.SHAPES), "vocab_size always equals another size"
