@@ -64,6 +64,33 @@ class ReferenceCache:
             pass  # a cache that cannot be written costs time, not a verdict
 
 
+class TreeCache(dict):
+    """(trusted module's key, traced signature) -> its Flax parameter tree (path -> shape; None where it
+    builds none). The reference's trees are kept on disk, in one JSON file, like its outputs: checking a
+    learner's tree on every run then costs a re-grade no reference worker."""
+
+    def __init__(self, folder: Path | None, name: str, sources: list[Path]):
+        super().__init__()
+        self.path = folder / f"{name}-trees-{file_key(*sources)}.json" if folder else None
+        try:
+            for signature, tree in json.loads(self.path.read_text()).items():
+                if tree is None or all(isinstance(v, list) and all(isinstance(n, int) for n in v)
+                                       for v in tree.values()):
+                    self["reference", signature] = tree
+        except Exception:  # noqa: BLE001  (missing, unreadable, not what was written: a miss)
+            pass
+        self.kept = len(self)
+
+    def save(self) -> None:
+        trees = {signature: tree for (key, signature), tree in self.items() if key == "reference"}
+        if self.path is None or len(trees) == self.kept:
+            return
+        try:
+            write_json(self.path, trees)
+        except OSError:
+            pass  # a cache that cannot be written costs time, not a verdict
+
+
 def inputs_file(folder: Path | None, slug: str, sources: list[Path], max_examples: int) -> Path | None:
     """Where the inputs Hypothesis draws for a problem are kept (it draws them derandomised: the same
     inputs every run, given the same strategy, settings and libraries)."""

@@ -357,25 +357,33 @@ class Session:
                     known[digest] = reply.result.array.reshape(-1)
         return [known.get(self.trusted.digest(args)) for args in cases]
 
-    def params_diff(self, args: dict) -> list[str]:
+    def params_diff(self, args: dict) -> list[str] | None:
         """Missing, extra and misshaped parameters of the graded module's Flax tree on ``args``, by path
-        (empty if the trees agree, or if the problem builds none). A trusted module's tree is traced
-        once per signature (the shapes do not depend on the values)."""
+        (empty if the trees agree; None where there is no tree to compare: the problem builds none, the
+        learner's is not a linen tree, or a worker failed). A trusted module's tree is traced once per
+        signature (the shapes do not depend on the values)."""
         arrays: list = []
         entries = kinds.encode(self.problem.args, args, arrays)
-        signature = kinds.signature(self.problem.args, args)
+        signature = repr(kinds.signature(self.problem.args, args))
         trees = self.trusted.trees
-        asked = [(worker, key) for worker, key in ((self.trusted.start(), "reference"), (self.learner, self.key))
-                 if (key, signature) not in trees]
+        traced = [key for key in dict.fromkeys(["reference"] + [self.key] * self.shared)
+                  if (key, signature) not in trees]
+        asked = []
+        if traced:  # the reference's worker, started only for a tree not kept from an earlier run
+            worker = self.trusted.start()
+            asked = [(worker, key) for key in traced]
+        if not self.shared:
+            asked.append((self.learner, self.key))
         for worker, key in asked:
             worker.request({"op": "params", "key": key, "args": entries}, arrays)
         self.trusted.acknowledge()
+        actual = None
         for worker, key in asked:
             try:
                 reply = worker.receive(min(60.0, max(self.remaining(), 1.0)), 0, "params")
-            except WorkerFailure:  # a diagnostic only; the verdict stands without it
-                return []
-            if worker is self.trusted.worker:
+            except WorkerFailure:
+                return None
+            if key in traced:
                 trees[key, signature] = reply.params
             else:
                 actual = reply.params
@@ -383,7 +391,7 @@ class Session:
         if self.shared:
             actual = trees[self.key, signature]
         if not expected or actual is None:  # no Flax tree on one side (an NNX module is not observed)
-            return []
+            return None
         lines = []
         for path in sorted(set(expected) - set(actual)):
             lines.append(f"missing parameter {path} {tuple(expected[path])}")
@@ -523,10 +531,13 @@ def check_parameters(session: Session, verdict: Verdict, args: dict) -> None:
     """The parameters are part of the answer: a tree that differs from the reference's (a parameter
     missing, extra or misshaped) fails the run, even where the outputs happen to match."""
     try:
-        verdict.params_diff = session.params_diff(args)
+        found = session.params_diff(args)
     except ReferenceError:
         return
-    differences = len(verdict.params_diff) - 1  # after the sentence that introduces them
+    if found is None:
+        return
+    verdict.params_diff = found
+    differences = len(found) - 1  # after the sentence that introduces them
     verdict.checks.append(Check("parameters", Status.FAIL if differences > 0 else Status.PASS,
                                 f"{differences} difference{'s' * (differences > 1)} from the statement's "
                                 f"parameter tree" if differences > 0 else "the parameter tree is the statement's"))

@@ -85,6 +85,7 @@ class Trusted:
         self.hook_sources = [problem.solution_folder / "grading.py"] if self.hooks else []
         self.caches = {("reference", True): cache_mod.ReferenceCache(
             self.cache_folder, problem.slug, [problem.reference] + self.hook_sources)}
+        self.trees = cache_mod.TreeCache(self.cache_folder, problem.slug, [problem.reference] + self.hook_sources)
         self.known = self._known_outputs()
         for digest in list(self.caches["reference", True].entries):
             self._verify_cached(digest)
@@ -95,7 +96,6 @@ class Trusted:
         self.unacknowledged: list[str] = []  # modules whose load reply is still to come
         self.pending: list[tuple[str, str, dict]] = []  # (key, digest, args) of batch answers to come
         self.direct_jit = True  # the mode of the last single request
-        self.trees: dict[tuple[str, tuple], dict | None] = {}  # (key, traced signature) -> Flax parameter tree
 
     # -- what the statement and the golden file say -----------------------------------------------------
 
@@ -330,3 +330,4 @@ class Trusted:
             self.modules.clear()
         for cache in self.caches.values():
             cache.save()
+        self.trees.save()

@@ -12,6 +12,7 @@ tallies.
 from __future__ import annotations
 
 import importlib.util
+import json
 import tomllib
 
 import pytest
@@ -90,3 +91,14 @@ def test_mini_t5_configurations_vary_every_size_on_its_own():
         assert len(set(values)) > 1, f"{name} never changes: code that hard-codes it passes"
     assert any(f != 2 * d for _, _, d, _, f, *_ in strategies.SHAPES), "d_ff is always 2 * d_model"
     assert any(v not in (d, f) for _, v, d, _, f, *_ in strategies.SHAPES), "vocab_size always equals another size"
+
+
+def test_the_reference_s_parameter_tree_is_kept_and_an_unreadable_one_is_a_miss(grade_json, private_cache):
+    path = CORPUS / "rmsnorm" / "extra_beta.py"
+    grade_json("rmsnorm", "--file", path)
+    [kept] = private_cache.glob("rmsnorm-trees-*.json")
+    assert json.loads(kept.read_text())  # written by the run, read by the next
+    for garbage in ("not json", '{"(0, (2, 3), None)": {"gamma": "three"}}'):
+        kept.write_text(garbage)
+        code, report = grade_json("rmsnorm", "--file", path)
+        assert code == 1 and any("beta" in line for line in report["params_diff"])
