@@ -73,14 +73,13 @@ def difference(session, call: dict, arrays: list, reply) -> tuple[str, list[str]
 
     expected = arrays[call["output"]["array"]]
     if not reply.ok:
-        return f"run alone, your {call['cls']} raised: {error_message(reply.error)}", []
+        return f"it raised {error_message(reply.error)}", []
     result = reply.result
     if result.array is None:
-        return f"run alone, your {call['cls']} returned {result.type} {list(result.shape or [])}, not an array", []
+        return f"it returned {result.type} {list(result.shape or [])}, not an array", []
     actual = result.array
     if actual.shape != expected.shape:
-        return (f"run alone, your {call['cls']} returned shape {tuple(actual.shape)}, expected "
-                f"{tuple(expected.shape)}"), []
+        return f"it returned shape {tuple(actual.shape)}, expected {tuple(expected.shape)}", []
     problem = session.problem
     e64, a64 = expected.astype(np.float64), actual.astype(np.float64)
     with np.errstate(invalid="ignore"):
@@ -89,7 +88,7 @@ def difference(session, call: dict, arrays: list, reply) -> tuple[str, list[str]
         return None
     err = np.where(bad, np.nan_to_num(np.abs(a64 - e64), nan=np.inf), -1.0)
     worst = np.unravel_index(int(np.argmax(err)), expected.shape)
-    sentence = (f"{int(bad.sum())} of {expected.size} values of its output differ; the worst at "
+    sentence = (f"{int(bad.sum())} of {expected.size} values of its output differ, the worst at "
                 f"{tuple(int(i) for i in worst)}: expected {expected[worst]:.6g}, got {actual[worst]:.6g}")
     details = []
     if expected.ndim >= 1:
