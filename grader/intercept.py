@@ -1,8 +1,8 @@
 """Inside a worker: a model's module calls, recorded from one module file and replayed one at a time on
 another's classes (the worker's half of "the first wrong part", :mod:`grader.parts`).
 
-``capture`` runs an entry eagerly under Flax's method interceptor and records, in the order the calls
-finish (so a block comes after the modules it calls), every ``__call__`` of a module whose class is one
+``capture`` runs an entry under Flax's method interceptor (inside ``jax.jit``) and records, in the order
+the calls finish (so a block comes after the modules it calls), every ``__call__`` of a module whose class is one
 of the parts: its path in the module tree, its class and attributes, its variables, its arguments and
 its output. ``run_part`` builds one class of the graded file with those attributes and applies it to
 those variables and arguments. Values travel as plain arrays (``{"array": i}``) or JSON scalars
