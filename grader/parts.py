@@ -103,6 +103,16 @@ def difference(session, call: dict, arrays: list, reply) -> tuple[str, list[str]
     return sentence, details
 
 
+def wrong_part(session, call: dict, arrays: list, reply) -> Part | None:
+    """The learner's output of ``call`` (its ``reply``) as a wrong part, or None where it agrees."""
+    found = difference(session, call, arrays, reply)
+    if found is None:
+        return None
+    sentence, details = found
+    return Part(call["path"], f"your {call['cls']}, run alone on the reference's parameters and on the inputs "
+                              f"the reference gave it ({call_text(call, arrays)}): {sentence}.", details)
+
+
 def first_wrong_part(session, args: dict, command: str) -> Part | None:
     """The first part, in the order the reference's calls finish, whose output differs on ``args``
     (None when every part agrees, when the problem has fewer than two parts, or when the learner's
@@ -113,16 +123,12 @@ def first_wrong_part(session, args: dict, command: str) -> Part | None:
     calls, arrays = session.trusted.capture(args)
     for call in calls:
         try:
-            found = difference(session, call, arrays, run_call(session, call, arrays))
+            part = wrong_part(session, call, arrays, run_call(session, call, arrays))
         except WorkerFailure:
             return None
-        if found is not None:
-            sentence, details = found
-            message = (f"your {call['cls']}, run alone on the reference's parameters and on the inputs the "
-                       f"reference gave it ({call_text(call, arrays)}): {sentence}. Every part that runs "
-                       f"before it agrees.")
+        if part is not None:
             hint = f"Check this part alone: {command} {problem.slug} --part {call['cls']}"
-            return Part(call["path"], message, details + [hint])
+            return Part(part.path, part.message + " Every part that runs before it agrees.", part.details + [hint])
     return None
 
 
@@ -153,14 +159,11 @@ def grade_part(problem, learner_path, name: str, options, launch=None) -> Verdic
                     verdict.message = f"your {name} still raises NotImplementedError: fill in its TODO"
                     return verdict
                 calls_checked += 1
-                found = difference(session, call, arrays, reply)
-                if found is not None:
-                    sentence, details = found
+                part = wrong_part(session, call, arrays, reply)
+                if part is not None:
                     verdict.status = Status.FAIL if reply.ok else Status.ERROR
                     verdict.message = f"your {name} differs from the reference's at {where(call)}"
-                    verdict.first_wrong_part = Part(call["path"], f"your {name}, run alone on the reference's "
-                                                    f"parameters and on the inputs the reference gave it "
-                                                    f"({call_text(call, arrays)}): {sentence}.", details)
+                    verdict.first_wrong_part = part
                     return verdict
         if not calls_checked:
             raise ProblemError(f"the problem is broken, not your code: the reference's forward pass makes no "
