@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 
-from grader.worker import merge
+from grader.worker import flat_tree, merge
 
 SCALARS = (bool, int, float, str, type(None))
 
@@ -33,15 +33,6 @@ def _encode(value, arrays: list) -> dict:
         arrays.append(value)
         return {"array": len(arrays) - 1}
     raise Unsupported(type(value).__name__)
-
-
-def _flat(tree, prefix: str = "") -> dict:
-    """A nested mapping of arrays as ``{"a/b/kernel": array}``."""
-    flat = {}
-    for key, value in tree.items():
-        path = f"{prefix}{key}"
-        flat.update(_flat(value, path + "/") if hasattr(value, "items") else {path: value})
-    return flat
 
 
 def _nested(flat: dict) -> dict:
@@ -119,7 +110,7 @@ def _entry(module, call_args, call_kwargs, out, values: list) -> dict:
              "names": names[:len(call_args)],
              "args": [_encode(a, values) for a in call_args],
              "kwargs": {k: _encode(v, values) for k, v in call_kwargs.items()},
-             "variables": {path: _encode(v, values) for path, v in _flat(module.variables).items()},
+             "variables": {path: _encode(v, values) for path, v in flat_tree(module.variables).items()},
              "output": _encode(out, values)}
     if "array" not in entry["output"]:
         raise Unsupported("an output that is not an array")

@@ -287,9 +287,16 @@ def params(header: dict, arrays) -> tuple[dict, list]:
         linen.Module.init = original
     if not seen:
         return {"ok": True, "params": None}, []
-    leaves = jax.tree_util.tree_flatten_with_path(seen[0])[0]
-    tree = {"/".join(key_name(k) for k in path): list(getattr(leaf, "shape", ())) for path, leaf in leaves}
+    tree = {path: list(getattr(leaf, "shape", ())) for path, leaf in flat_tree(seen[0]).items()}
     return {"ok": True, "params": tree}, []
+
+
+def flat_tree(tree) -> dict:
+    """The leaves of a pytree (a Flax variable collection) by their slash-separated path: ``a/b/kernel``."""
+    import jax
+
+    leaves = jax.tree_util.tree_flatten_with_path(tree)[0]
+    return {"/".join(key_name(k) for k in path): leaf for path, leaf in leaves}
 
 
 def capture(header: dict, arrays) -> tuple[dict, list]:
