@@ -1,6 +1,6 @@
 """The kinds of argument a problem's entry function takes, in one registry.
 
-A problem's ``problem.toml`` names each argument's kind (``int``, ``float`` or ``array:<dtype>``).
+A problem's ``problem.toml`` names each argument's kind (``int``, ``bool``, ``float`` or ``array:<dtype>``).
 Everything the harness does with an argument goes through its :class:`Kind`: checking what a strategy
 or a case file gives, sending it to a worker and decoding it there, keeping it in a case file, hashing
 it into cache keys, and telling whether it is part of a traced program's signature. A new kind of
@@ -66,10 +66,20 @@ def _float(value):
     return float(value)
 
 
+def _bool(value):
+    import numpy as np
+
+    if not isinstance(value, (bool, np.bool_)):
+        raise KindError(f"must be true or false, got {value!r}")
+    return bool(value)
+
+
 def _array(dtype: str):
     def coerce(value):
         import numpy as np
 
+        if isinstance(value, dict):  # {shape, data}: the one form that writes an empty (0, D) array in TOML
+            return from_json(value)
         try:
             arr = np.ascontiguousarray(np.asarray(value, dtype=dtype))
         except (TypeError, ValueError, OverflowError) as exc:
@@ -96,6 +106,7 @@ def _array(dtype: str):
 
 KINDS: dict[str, Kind] = {
     "int": Kind("int", static=True, wire="value", coerce=_int, to_json=lambda v: v, from_json=_int),
+    "bool": Kind("bool", static=True, wire="value", coerce=_bool, to_json=lambda v: v, from_json=_bool),
     "float": Kind("float", static=False, wire="value", coerce=_float, to_json=lambda v: v, from_json=_float),
     **{f"array:{dtype}": _array(dtype) for dtype in ARRAY_DTYPES},
 }
