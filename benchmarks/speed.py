@@ -29,7 +29,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+# The correct alternative timed beside the reference; other problems use their first alternative.
 ALTERNATIVE = {"t5_relative_pos": "jnp_vectorised_reordered", "rmsnorm": "rsqrt", "mini_t5_forward": "einsum_heads"}
+SLUGS = sorted(p.parent.name for p in (ROOT / "problems").glob("*/problem.toml"))
+
+
+def alternative(slug: str) -> str:
+    return ALTERNATIVE.get(slug) or sorted((ROOT / "solutions" / slug / "alternatives").glob("*.py"))[0].stem
 
 
 MEASURE = """
@@ -92,7 +98,7 @@ def plain_env(slug: str, path: Path, no_shrink: bool = False) -> dict:
 def timing_rows(slug: str, runs: int, reference_only: bool = False) -> list[dict]:
     rows = []
     submissions = [("reference", ROOT / "solutions" / slug / f"{slug}.py"),
-                   (ALTERNATIVE[slug], ROOT / "solutions" / slug / "alternatives" / f"{ALTERNATIVE[slug]}.py")]
+                   (alternative(slug), ROOT / "solutions" / slug / "alternatives" / f"{alternative(slug)}.py")]
     for label, path in submissions[:1] if reference_only else submissions:
         cold, regrade, plain, mem = [], [], [], []
         for _ in range(runs):
@@ -120,8 +126,9 @@ def timing_rows(slug: str, runs: int, reference_only: bool = False) -> list[dict
 
 def catch_rates(slug: str) -> tuple[int, int, int]:
     """(variants, caught by grade, caught by the plain test)."""
-    folder = ROOT / "solutions" / slug / "pitfalls"
-    variants = sorted(folder.glob("*.py"))
+    from grader import problems
+
+    variants = list(problems.load(ROOT, slug).variants("pitfalls").values())
     by_grade = by_plain = 0
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, GRADE_CACHE_DIR=str(Path(tmp) / "cache"))
@@ -134,7 +141,7 @@ def catch_rates(slug: str) -> tuple[int, int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--problems", nargs="*", default=list(ALTERNATIVE))
+    parser.add_argument("--problems", nargs="*", default=SLUGS)
     parser.add_argument("--no-catch", action="store_true", help="skip the known-wrong catch rates")
     parser.add_argument("--only", choices=["timing", "catch", "check", "sandbox"], help="run one part only")
     parser.add_argument("--reference-only", action="store_true", help="time the reference, not the alternative")

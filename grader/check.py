@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import diagnosis, problems
+from grader import diagnosis, new, problems
 from grader.engine import Options, grade
 from grader.report import case_from_json, case_to_json
 from grader.trusted import ReferenceError, Trusted
@@ -38,9 +38,11 @@ class Row:
     detail: str
 
 
-def signature_of(path: Path, name: str) -> tuple[list[str], str | None] | None:
+def signature_of(path: Path, name: str, reference: tuple[list[str], str | None] | None = None
+                 ) -> tuple[list[str], str | None] | None:
     """Parameter names and docstring of function ``name`` in ``path``, read without running it (None
-    also where the file does not parse)."""
+    also where the file does not parse). Given the ``reference``'s, a variant's ``name = override(...)``
+    (:mod:`grader.variant`) has the reference's signature."""
     try:
         body = ast.parse(path.read_text()).body
     except SyntaxError:
@@ -48,6 +50,9 @@ def signature_of(path: Path, name: str) -> tuple[list[str], str | None] | None:
     for node in body:
         if isinstance(node, ast.FunctionDef) and node.name == name:
             return [a.arg for a in node.args.args], ast.get_docstring(node)
+        if (reference is not None and isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == [name]
+                and isinstance(node.value, ast.Call) and ast.unparse(node.value.func) == "override"):
+            return reference
     return None
 
 
@@ -76,9 +81,11 @@ def check_metadata(problem: problems.Problem) -> list[Row]:
         row("strategy", True, f"inputs() draws e.g. {sorted(sample)}")
     except problems.ProblemError as exc:
         row("strategy", False, str(exc))
+    left = authoring_left(problem)
+    row("authoring", not left, f"{new.MARKER} left at " + ", ".join(left) if left else f"no {new.MARKER} left")
     for kind in ("pitfalls", "alternatives"):
         for name, path in problem.variants(kind).items():
-            sig = signature_of(path, problem.slug)
+            sig = signature_of(path, problem.slug, ref)
             bad = sig is None or sig[0] != names
             if kind == "pitfalls" and not bad:
                 try:
@@ -89,6 +96,22 @@ def check_metadata(problem: problems.Problem) -> list[Row]:
                 row(f"{kind[:-1]} {name}", False, "needs the entry function with the problem's signature"
                     + (" and a MESSAGE" if kind == "pitfalls" else ""))
     return rows
+
+
+def authoring_left(problem: problems.Problem) -> list[str]:
+    """Each file of the problem's two folders still marked for its author, with the lines."""
+    left = []
+    for folder in (problem.folder, problem.solution_folder):
+        for path in sorted(folder.rglob("*")):
+            if path.suffix in (".py", ".md", ".toml") and "__pycache__" not in path.parts:
+                try:
+                    lines = path.read_text().splitlines()
+                except (OSError, UnicodeDecodeError):
+                    continue
+                marked = [str(i) for i, line in enumerate(lines, 1) if new.MARKER in line]
+                if marked:
+                    left.append(f"{problems.relative(path)} (line{'s' if len(marked) > 1 else ''} {', '.join(marked)})")
+    return left
 
 
 def golden_path(problem: problems.Problem) -> Path:
@@ -127,6 +150,7 @@ def check_outputs(problem: problems.Problem, trusted: Trusted, update_golden: bo
 def check_problem(root: Path, slug: str, update_golden: bool = False) -> list[Row]:
     try:
         problem = problems.load(root, slug)
+        problem.variants("pitfalls")  # pitfalls.toml
     except problems.ProblemError as exc:
         return [Row(slug, "metadata", False, str(exc))]
     rows = [Row(slug, "metadata", True, "problem.toml is valid")] + check_metadata(problem)

@@ -18,7 +18,7 @@ EXIT_PASS, EXIT_VERDICT, EXIT_USAGE = 0, 1, 2
 def cmd_grade(argv: list[str]) -> int:
     """Grade your solution to a problem: `grade <problem> [--file PATH] [--json] [--replay CASE] [--part NAME]`."""
     parser = argparse.ArgumentParser(prog="grade", description=cmd_grade.__doc__,
-                                     epilog="Other commands: `grade list`, `grade check [problem]`.")
+                                     epilog="Other commands: `grade list`, `grade check [problem]`, `grade new <slug>`.")
     parser.add_argument("problem", help="the problem's name, e.g. t5_relative_pos")
     parser.add_argument("--file", type=Path, help="grade this module instead of problems/<problem>/<problem>.py")
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
@@ -47,6 +47,7 @@ def cmd_grade(argv: list[str]) -> int:
         problem = problems.load(root, args.problem)
         problem.hooks()  # an instructor's broken file is a usage error, found before anything runs
         problem.properties()
+        problem.variants("pitfalls")  # pitfalls.toml, written out before learner code runs
         learner = (args.file or problem.stub).resolve()
         if not learner.is_file():
             raise problems.UsageError(f"no file at {args.file or problem.stub}")
@@ -178,7 +179,14 @@ def cmd_check(argv: list[str]) -> int:
     return check.main(argv)
 
 
-COMMANDS = {"list": cmd_list, "check": cmd_check}
+def cmd_new(argv: list[str]) -> int:
+    """Instructors: start a new problem, `grade new <slug>`: both folders, every file, TODOs in place."""
+    from grader import new
+
+    return new.main(argv)
+
+
+COMMANDS = {"list": cmd_list, "check": cmd_check, "new": cmd_new}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,6 +8,7 @@ traceback, so that `grade` can print it and exit 2.
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib.util
 import keyword
 import math
@@ -50,7 +51,18 @@ def cache_folder(root: Path) -> Path:
 
 
 def slugs(root: Path) -> list[str]:
-    return sorted(p.name for p in (root / "problems").iterdir() if (p / "problem.toml").is_file())
+    """Every problem, in the learning order: by the ``order`` of its problem.toml, then by name (a problem
+    without one, or whose problem.toml does not read, comes last)."""
+    found = [p.name for p in (root / "problems").iterdir() if (p / "problem.toml").is_file()]
+    return sorted(found, key=lambda slug: (_order(root, slug), slug))
+
+
+def _order(root: Path, slug: str) -> float:
+    try:
+        order = tomllib.loads((root / "problems" / slug / "problem.toml").read_text()).get("order")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return math.inf
+    return order if _number(order) else math.inf
 
 
 @dataclass(frozen=True)
@@ -65,7 +77,7 @@ class Problem:
     slug: str
     root: Path
     title: str
-    args: dict[str, str]  # name -> a kind of grader.kinds.KINDS: "int" | "float" | "array:<dtype>"
+    args: dict[str, str]  # name -> a kind of grader.kinds.KINDS: "int" | "bool" | "float" | "array:<dtype>"
     output_dtype: str
     output_shape: list[str]
     exact: bool
@@ -111,11 +123,19 @@ class Problem:
         return self._modules["parts"]
 
     def variants(self, kind: str) -> dict[str, Path]:
-        """``kind`` is "pitfalls" or "alternatives": name -> module path."""
+        """``kind`` is "pitfalls" or "alternatives": name -> module path, sorted by name. Pitfalls are the
+        files under ``pitfalls/`` and the entries of ``pitfalls.toml``, each written out as a module."""
         folder = self.solution_folder / kind
-        if not folder.is_dir():
-            return {}
-        return {p.stem: p for p in sorted(folder.glob("*.py")) if not p.name.startswith("_")}
+        found = {p.stem: p for p in folder.glob("*.py") if not p.name.startswith("_")} if folder.is_dir() else {}
+        if kind == "pitfalls":
+            if "declared" not in self._modules:
+                self._modules["declared"] = declared_pitfalls(self)
+            for name, path in self._modules["declared"].items():
+                if name in found:
+                    raise ProblemError(f"{_shown_path(self.solution_folder / 'pitfalls.toml', self.root)}: pitfall "
+                                       f"{name!r} is also the file {_shown_path(found[name], self.root)}; keep one")
+                found[name] = path
+        return dict(sorted(found.items()))
 
     def strategy(self):
         """The Hypothesis strategy that ``strategies.py``'s ``inputs()`` returns."""
@@ -247,6 +267,84 @@ class Problem:
         return f"{self.slug}({', '.join(shown)})"
 
 
+PITFALL_KEYS = {"id", "doc", "message", "replace", "diagnosis"}
+
+
+def declared_pitfalls(problem: Problem) -> dict[str, Path]:
+    """The known-wrong variants declared in ``solutions/<slug>/pitfalls.toml``, each the reference's source
+    with its replacements applied, written to ``<cache>/variants/<checkout>/<slug>/<id>.py``: name -> that path.
+
+    Every ``old`` must occur exactly once in the source as the replacements before it left it, so that a
+    change to the reference cannot silently leave a variant identical to it, or change it in two places."""
+    path = problem.solution_folder / "pitfalls.toml"
+    if not path.is_file():
+        return {}
+    where = _shown_path(path, problem.root)
+    try:
+        entries = tomllib.loads(path.read_text()).get("pitfall", [])
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ProblemError(f"{where}: {_one_line(str(exc))}") from None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise ProblemError(f"{where}: pitfall must be a list of [[pitfall]] tables")
+    reference = problem.reference.read_text()
+    # One folder per checkout: checkouts that share a cache (GRADE_CACHE_DIR) may differ in their variants.
+    checkout = hashlib.sha256(str(problem.solution_folder.resolve()).encode()).hexdigest()[:12]
+    out = cache_folder(problem.root) / "variants" / checkout / problem.slug
+    written = {}
+    for i, entry in enumerate(entries):
+        key = f"{where}: pitfall[{i}]"
+        unknown = sorted(set(entry) - PITFALL_KEYS)
+        if unknown:
+            raise ProblemError(f"{key}.{unknown[0]} is not a key of a pitfall; the keys are {', '.join(sorted(PITFALL_KEYS))}")
+        name = entry.get("id")
+        if not (isinstance(name, str) and name.isidentifier() and name.islower()):
+            raise ProblemError(f"{key}.id must be a lower-case Python name such as wrong_sign, got {_shown(name)}")
+        key = f"{where}: pitfall {name!r}"
+        if name in written:
+            raise ProblemError(f"{key} is declared twice")
+        for field_name in ("doc", "message"):
+            if not (isinstance(entry.get(field_name), str) and entry[field_name].strip()):
+                raise ProblemError(f"{key}: {field_name} must be a non-empty string")
+        diagnosis = entry.get("diagnosis")
+        if diagnosis is not None and not isinstance(diagnosis, str):
+            raise ProblemError(f"{key}: diagnosis must be a string naming a relation of grader/relations.py")
+        replace = entry.get("replace")
+        if not (isinstance(replace, list) and replace and all(
+                isinstance(r, dict) and set(r) == {"old", "new"} and isinstance(r["old"], str) and r["old"]
+                and isinstance(r["new"], str) for r in replace)):
+            raise ProblemError(f"{key}: replace must be a list of one or more {{ old = \"...\", new = \"...\" }} tables")
+        source = reference
+        for j, r in enumerate(replace):
+            count = source.count(r["old"])
+            if count != 1:
+                raise ProblemError(f"{key}: replace[{j}].old occurs {count} times in "
+                                   f"{_shown_path(problem.reference, problem.root)}"
+                                   + (" (after the replacements before it)" if j else "") + ", not once: "
+                                   + _shown(r["old"]))
+            source = source.replace(r["old"], r["new"])
+        constants = f"\n\nMESSAGE = {entry['message'].strip()!r}\n"
+        if diagnosis is not None:
+            constants += f"DIAGNOSIS = {diagnosis!r}\n"
+        header = (f"# Generated by the grader from {where}, pitfall {name!r}: {entry['doc'].strip()}\n"
+                  "# The reference with that entry's replacements applied. Edit the TOML, not this file.\n")
+        written[name] = _write_if_changed(out / f"{name}.py", header + source.rstrip("\n") + constants)
+    return written
+
+
+def _write_if_changed(path: Path, text: str) -> Path:
+    """Writes ``text`` to ``path`` unless it already holds it (atomically: a reader never sees half)."""
+    try:
+        if path.read_text() == text:
+            return path
+    except (OSError, UnicodeDecodeError):
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(text)
+    os.replace(partial, path)
+    return path
+
+
 def load_module(path: Path, name: str):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -312,7 +410,7 @@ TABLES = {
     "limits": {"call_seconds", "problem_seconds", "memory_mib"},
     "hypothesis": {"max_examples"},
 }
-TOP_KEYS = {"title", "entry", "args", "examples", *TABLES}
+TOP_KEYS = {"title", "entry", "order", "args", "examples", *TABLES}
 EXAMPLE_KEYS = {"name", "args", "expected"}
 _MISSING = object()
 
@@ -373,6 +471,7 @@ def from_metadata(root: Path, slug: str, meta: dict) -> Problem:
     known(meta, TOP_KEYS, "", "the top-level keys and tables")
     title = get(meta, "title", "", lambda v: isinstance(v, str) and v.strip(), "a non-empty string")
     entry = get(meta, "entry", "", lambda v: isinstance(v, str), "a string")
+    get(meta, "order", "", _number, "a number (the problem's place in the learning order)", 0)
     if entry != slug:
         raise error("entry", f"is {entry!r}; it must equal the folder name {slug!r}")
     args = get(meta, "args", "", lambda v: isinstance(v, dict), "a table of argument names and kinds", label="[args]")

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from conftest import REFERENCE, ROOT
-from grader import check, problems
+from grader import check, diagnosis, problems
 from grader import report as report_module
 from grader.trusted import ReferenceError
 from grader.verdict import Outcome, Pitfall, Status, Verdict
@@ -76,14 +76,18 @@ def test_grade_works_from_a_subfolder(grade):
     assert code == 0 and "PASS" in out
 
 
+LEARNING_ORDER = ["t5_relative_pos", "rmsnorm", "mini_t5_forward"]
+
+
 def test_list_shows_every_problem_and_its_last_status(grade, tmp_path, monkeypatch):
     checkout = tmp_path / "checkout"
     for part in ("problems", "solutions"):
         shutil.copytree(ROOT / part, checkout / part)
     code, out, _ = grade("list", cwd=checkout)
     assert code == 0
-    assert [line.split()[0] for line in out.splitlines()] == ["mini_t5_forward", "rmsnorm", "t5_relative_pos"]
-    assert out.count("not graded yet") == 3
+    listed = [line.split()[0] for line in out.splitlines()]
+    assert listed == LEARNING_ORDER
+    assert out.count("not graded yet") == len(LEARNING_ORDER)
     grade("t5_relative_pos", cwd=checkout)
     _, out, _ = grade("list", cwd=checkout)
     assert "not_started" in [line for line in out.splitlines() if line.startswith("t5_relative_pos")][0]
@@ -91,6 +95,39 @@ def test_list_shows_every_problem_and_its_last_status(grade, tmp_path, monkeypat
     stub.write_text(stub.read_text() + "\n# edited\n")
     _, out, _ = grade("list", cwd=checkout)
     assert "edited since last grade" in out
+
+
+def test_the_learning_order_is_each_problems_order_then_its_name(tmp_path):
+    for slug, order in (("b", "order = 2\n"), ("a", "order = 2\n"), ("c", "order = 1.5\n"), ("d", ""), ("e", "order = [")):
+        (tmp_path / "problems" / slug).mkdir(parents=True)
+        (tmp_path / "problems" / slug / "problem.toml").write_text(f'title = "{slug}"\n{order}')
+    assert problems.slugs(tmp_path) == ["c", "a", "b", "d", "e"]  # no order, or an unreadable file: last
+
+
+def test_new_writes_a_problem_that_checks_at_once_and_says_what_is_left(grade, tmp_path, monkeypatch):
+    for part in ("problems", "solutions"):
+        (tmp_path / part).mkdir()
+    code, out, _ = grade("new", "alibi_bias", cwd=tmp_path)
+    assert code == 0 and "solutions/alibi_bias/pitfalls.toml" in out
+    rows = {r.item: r for r in check.check_problem(tmp_path, "alibi_bias")}
+    failed = {item for item, r in rows.items() if not r.ok}
+    assert failed == {"authoring", "golden outputs"}, rows
+    assert "problems/alibi_bias/README.md (lines 1, 3," in rows["authoring"].detail
+    assert "--update-golden" in rows["golden outputs"].detail
+    assert {"reference passes", "stub is not_started", "pitfall doubled", "alternative numpy_float64"} <= set(rows)
+    # the author writes every place marked, stores the golden outputs: nothing is left
+    for path in list((tmp_path / "problems").rglob("*")) + list((tmp_path / "solutions").rglob("*")):
+        if path.is_file():
+            path.write_text(path.read_text().replace("TODO(author)", "written"))
+    rows = check.check_problem(tmp_path, "alibi_bias", update_golden=True)
+    assert all(r.ok for r in rows), [r for r in rows if not r.ok]
+    # nothing is ever overwritten; a name that cannot be a module is refused
+    readme = tmp_path / "problems" / "alibi_bias" / "README.md"
+    before = readme.read_text()
+    code, _, err = grade("new", "alibi_bias", cwd=tmp_path)
+    assert code == 2 and "already exist" in err and readme.read_text() == before
+    code, _, err = grade("new", "Alibi-Bias", cwd=tmp_path)
+    assert code == 2 and "cannot be a problem's name" in err and not (tmp_path / "problems" / "Alibi-Bias").exists()
 
 
 def test_json_stdout_is_one_object_even_for_usage_errors(grade):
@@ -244,17 +281,53 @@ def test_naming_lists_every_variant_that_collides():
 
 def test_a_broken_variant_file_fails_its_row_and_the_others_are_still_graded(checking):
     pitfalls = checking.root / "solutions" / "t5_relative_pos" / "pitfalls"
-    source = (pitfalls / "no_clamp.py").read_text()
-    (pitfalls / "no_clamp.py").write_text(source.replace("MESSAGE = (", "_UNUSED = ("))
-    (pitfalls / "no_abs.py").write_text("def t5_relative_pos(seed, T, num_buckets, max_distance)\n")
+    pitfalls.mkdir()
+    generated = problems.load(checking.root, "t5_relative_pos").variants("pitfalls")["no_clamp"].read_text()
+    (pitfalls / "without_message.py").write_text(generated.replace("MESSAGE = ", "_UNUSED = "))
+    (pitfalls / "unparsable.py").write_text("def t5_relative_pos(seed, T, num_buckets, max_distance)\n")
     rows, graded = checking()
     by_item = {r.item: r for r in rows}
-    assert not by_item["pitfall no_clamp"].ok and "MESSAGE" in by_item["pitfall no_clamp"].detail
-    assert not by_item["pitfall no_abs"].ok
-    assert "pitfall_no_clamp" not in graded and "pitfall_no_abs" not in graded
-    others = [item for item in pitfalls_and_alternatives() if item not in ("pitfall no_clamp", "pitfall no_abs")]
-    assert all(by_item[item].ok for item in others + ["reference passes", "stub is not_started"])
+    assert not by_item["pitfall without_message"].ok and "MESSAGE" in by_item["pitfall without_message"].detail
+    assert not by_item["pitfall unparsable"].ok
+    assert "pitfall_without_message" not in graded and "pitfall_unparsable" not in graded
+    others = [item for item in pitfalls_and_alternatives() if item not in ("pitfall without_message", "pitfall unparsable")]
+    assert len(others) >= 10 and all(by_item[item].ok for item in others + ["reference passes", "stub is not_started"])
     assert not any("skipped" in r.detail for r in rows)
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda t: t.replace("large = jnp.minimum(large, nb_half - 1)", "large = jnp.minimum(large, nb_half - 2)", 1),
+     "pitfall 'clamp_to_half': replace[0].old occurs 0 times in solutions/t5_relative_pos/t5_relative_pos.py"),
+    (lambda t: t.replace('id = "no_abs"', 'id = "no_clamp"'), "pitfall 'no_clamp' is declared twice"),
+    (lambda t: t.replace('id = "no_abs"', 'id = "No-abs"'), "pitfall[3].id must be a lower-case Python name"),
+    (lambda t: t.replace('id = "no_abs"', 'id = "no_abs"\nweight = 2'), "pitfall[3].weight is not a key of a pitfall"),
+    (lambda t: t + '\n[[pitfall]]\nid = "empty"\ndoc = "d"\nmessage = "m"\nreplace = []\n',
+     "pitfall 'empty': replace must be a list of one or more"),
+])
+def test_a_broken_pitfalls_toml_is_one_sentence_naming_the_entry(checking, edit, says):
+    toml = checking.root / "solutions" / "t5_relative_pos" / "pitfalls.toml"
+    toml.write_text(edit(toml.read_text()))
+    rows, graded = checking()
+    assert [(r.item, r.ok) for r in rows] == [("metadata", False)] and not graded
+    assert rows[0].detail.startswith("solutions/t5_relative_pos/pitfalls.toml: ") and says in rows[0].detail
+
+
+def test_a_declared_pitfall_is_the_reference_with_its_replacements(checking):
+    problem = problems.load(checking.root, "t5_relative_pos")
+    path = problem.variants("pitfalls")["clamp_to_half"]
+    reference = problem.reference.read_text()
+    variant = path.read_text()
+    assert path.is_relative_to(problems.cache_folder(checking.root))  # kept with the caches, out of solutions/
+    assert "jnp.minimum(large, nb_half)  # MISTAKE" in variant and "jnp.minimum(large, nb_half - 1)" not in variant
+    body = variant.split("\n\nMESSAGE = ")[0].split("\n", 2)[2]  # without the two header lines
+    assert body == reference.rstrip("\n").replace("jnp.minimum(large, nb_half - 1)  # far offsets share the last bucket",
+                                                 "jnp.minimum(large, nb_half)  # MISTAKE: should be nb_half - 1")
+    assert diagnosis.read_constant(path, "MESSAGE").startswith("Far-away offsets spill over")
+    # a file and an entry of the same name: the instructor keeps one
+    (problem.solution_folder / "pitfalls").mkdir()
+    (problem.solution_folder / "pitfalls" / "no_abs.py").write_text(variant)
+    with pytest.raises(problems.ProblemError, match="pitfall 'no_abs' is also the file solutions/t5_relative_pos/pitfalls/no_abs.py"):
+        problems.load(checking.root, "t5_relative_pos").variants("pitfalls")
 
 
 def test_an_exception_while_grading_one_variant_fails_that_row_alone(checking):

@@ -4,13 +4,13 @@ weak strategies caught by `grade check`."""
 import shutil
 
 from conftest import REFERENCE, ROOT
-from grader import check
+from grader import check, problems
 
 BUCKETS = REFERENCE["t5_relative_pos"].read_text()
 
 
 def test_swapped_direction_is_named_in_json_and_first_lines(grade_json, grade):
-    path = ROOT / "solutions" / "t5_relative_pos" / "pitfalls" / "swapped_direction.py"
+    path = problems.load(ROOT, "t5_relative_pos").variants("pitfalls")["swapped_direction"]
     code, report = grade_json("t5_relative_pos", "--file", path)
     assert code == 1 and report["pitfall"]["id"] == "swapped_direction"
     assert report["pitfall"]["message"]
@@ -74,9 +74,10 @@ def inputs():
 ''')
     toml = problem_dir / "problem.toml"
     toml.write_text(toml.read_text().split("[[examples]]")[0])  # no fixed examples either
-    for name in list((checkout / "solutions" / "t5_relative_pos" / "pitfalls").glob("*.py")):
-        if name.stem not in ("no_clamp", "swapped_direction"):
-            name.unlink()
+    pitfalls = checkout / "solutions" / "t5_relative_pos" / "pitfalls.toml"
+    entries = pitfalls.read_text().split("[[pitfall]]")
+    pitfalls.write_text("[[pitfall]]".join(entries[:1] + [e for e in entries[1:] if e.startswith(
+        ('\nid = "no_clamp"', '\nid = "swapped_direction"'))]))
     shutil.rmtree(checkout / "solutions" / "t5_relative_pos" / "alternatives")
     monkeypatch.chdir(checkout)
     rows = {r.item: r for r in check.check_problem(checkout, "t5_relative_pos")}

@@ -15,7 +15,7 @@ neighbour accepted at whole-number cells as solutions/t5_relative_pos/grading.py
 
   - every correct_* file agrees everywhere (outputs, and for Flax modules the parameter tree);
   - every other file differs somewhere (outputs or parameter tree), printing where;
-  - a file marked `listed = "<id>"` agrees everywhere with the variant solutions/<slug>/pitfalls/<id>.py
+  - a file marked `listed = "<id>"` agrees everywhere with the known-wrong variant <id> of solutions/<slug>/
     (it is the same mistake), and a file without `listed` agrees everywhere with no variant;
   - for mini T5, `part` is the first module, in order of completion, whose output is wrong when it
     runs alone on the reference's parameters and the reference's inputs for it (see first_wrong_part).
@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib.util
-import math
 import sys
 import time
 import tomllib
@@ -49,6 +48,8 @@ jax.config.update("jax_default_matmul_precision", "highest")
 
 import flax.linen as nn  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
+
+from grader import problems as grader_problems  # noqa: E402
 
 warnings.filterwarnings("ignore")
 
@@ -138,6 +139,7 @@ def call(fn, *args, **kwargs):
 def read_manifest(slug):
     manifest = tomllib.loads((HERE / slug / "manifest.toml").read_text())
     files = {p.stem for p in (HERE / slug).glob("*.py")}
+    declared = grader_problems.load(ROOT, slug).variants("pitfalls")
     problems = []
     for name in sorted(files - manifest.keys()):
         problems.append(f"{slug}/{name}.py has no table in manifest.toml")
@@ -147,8 +149,8 @@ def read_manifest(slug):
         correct = name.startswith("correct_")
         if correct != (entry.get("mistake", None) == ""):
             problems.append(f"[{name}]: correct_* files need mistake = \"\", others a sentence")
-        if "listed" in entry and not (ROOT / "solutions" / slug / "pitfalls" / f"{entry['listed']}.py").exists():
-            problems.append(f"[{name}]: listed = {entry['listed']!r} is no variant under solutions/{slug}/pitfalls/")
+        if "listed" in entry and entry["listed"] not in declared:
+            problems.append(f"[{name}]: listed = {entry['listed']!r} is no known-wrong variant of {slug}")
         if slug == "mini_t5_forward" and not correct and "part" not in entry:
             problems.append(f"[{name}]: mini_t5_forward needs a part")
     return manifest, problems
@@ -158,7 +160,7 @@ def variants(slug):
     """{id: path} of the known-wrong variants that import (they load the reference through the
     grader's load_module; one that fails to import is reported and left out)."""
     out = {}
-    for path in sorted((ROOT / "solutions" / slug / "pitfalls").glob("*.py")):
+    for path in grader_problems.load(ROOT, slug).variants("pitfalls").values():
         try:
             load(path)
         except Exception as e:  # noqa: BLE001

@@ -1,12 +1,10 @@
 """Encoder blocks with a cross-attention sublayer.
 
-Known-wrong variant: the reference, loaded afresh, with the code below in place of its own; the
+Known-wrong variant: a private copy of the reference with the class below in place of its own; the
 MISTAKE comment marks the difference.
 """
 
-from pathlib import Path
-
-from grader.problems import load_module
+from grader.variant import override, reference_of
 
 MESSAGE = (
     "Your encoder blocks cross-attend to something. Only decoder blocks have "
@@ -16,7 +14,7 @@ MESSAGE = (
 )
 
 
-reference = load_module(Path(__file__).parents[1] / "mini_t5_forward.py", f"{__name__}_reference")
+reference = reference_of(__file__)
 FeedForward = reference.FeedForward
 MultiHeadAttention = reference.MultiHeadAttention
 RMSNorm = reference.RMSNorm
@@ -47,9 +45,6 @@ class EncoderBlock(reference.EncoderBlock):
         return x
 
 
-reference.EncoderBlock = EncoderBlock
-
-
 class MiniT5(reference.MiniT5):
     def __call__(self, enc_ids, dec_ids):
         """Encodes `enc_ids`, decodes `dec_ids` against it, returns next-token logits.
@@ -74,13 +69,4 @@ class MiniT5(reference.MiniT5):
         return y @ self.embed.embedding.T  # (T_dec, V), the tied output head
 
 
-reference.MiniT5 = MiniT5
-
-
-def mini_t5_forward(
-    seed, x_enc_ids, x_dec_ids, vocab_size, d_model, num_heads, d_ff, num_enc_layers, num_dec_layers
-):
-    """The reference's entry, running the module tree with the mistake above."""
-    return reference.mini_t5_forward(
-        seed, x_enc_ids, x_dec_ids, vocab_size, d_model, num_heads, d_ff, num_enc_layers, num_dec_layers
-    )
+mini_t5_forward = override(reference, EncoderBlock, MiniT5)

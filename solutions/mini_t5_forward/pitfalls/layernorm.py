@@ -1,15 +1,13 @@
 """LayerNorm (mean subtracted) instead of RMSNorm.
 
-Known-wrong variant: the reference, loaded afresh, with the code below in place of its own; the
+Known-wrong variant: a private copy of the reference with the class below in place of its own; the
 MISTAKE comment marks the difference.
 """
-
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 
-from grader.problems import load_module
+from grader.variant import override, reference_of
 
 MESSAGE = (
     "Your norm subtracts the mean of each row, which makes it a LayerNorm. RMSNorm does "
@@ -18,7 +16,7 @@ MESSAGE = (
 )
 
 
-reference = load_module(Path(__file__).parents[1] / "mini_t5_forward.py", f"{__name__}_reference")
+reference = reference_of(__file__)
 
 
 class RMSNorm(reference.RMSNorm):
@@ -36,13 +34,4 @@ class RMSNorm(reference.RMSNorm):
         return self.gamma * x * jax.lax.rsqrt(mean_square + self.eps)
 
 
-reference.RMSNorm = RMSNorm
-
-
-def mini_t5_forward(
-    seed, x_enc_ids, x_dec_ids, vocab_size, d_model, num_heads, d_ff, num_enc_layers, num_dec_layers
-):
-    """The reference's entry, running the module tree with the mistake above."""
-    return reference.mini_t5_forward(
-        seed, x_enc_ids, x_dec_ids, vocab_size, d_model, num_heads, d_ff, num_enc_layers, num_dec_layers
-    )
+mini_t5_forward = override(reference, RMSNorm)
