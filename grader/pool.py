@@ -42,8 +42,9 @@ MATMUL_PRECISION = "highest"  # float32 matmuls on GPU otherwise default to redu
 
 def worker_env() -> dict:
     """The environment of every worker (and of a zygote, which forks them)."""
+    flags = os.environ.get("XLA_FLAGS", "")
     return dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", TF_CPP_MIN_LOG_LEVEL="3",
-                XLA_FLAGS=f"{os.environ.get('XLA_FLAGS', '')} {COMPILE_FLAGS}".strip())
+                XLA_FLAGS=flags if COMPILE_FLAGS in flags else f"{flags} {COMPILE_FLAGS}".strip())
 
 
 class WorkerFailure(Exception):
