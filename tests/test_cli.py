@@ -76,7 +76,8 @@ def test_grade_works_from_a_subfolder(grade):
     assert code == 0 and "PASS" in out
 
 
-LEARNING_ORDER = ["t5_relative_pos", "rmsnorm", "mini_t5_forward"]
+LEARNING_ORDER = ["t5_relative_pos", "t5_causal_relative_pos", "t5_relative_bias", "rmsnorm", "t5_attention",
+                  "shaw_relative_attention", "rel_shift", "transformer_xl_attention", "mini_t5_forward", "t5_forward"]
 
 
 def test_list_shows_every_problem_and_its_last_status(grade, tmp_path, monkeypatch):
