@@ -254,7 +254,8 @@ def print_table(rows: list[Row]) -> None:
 
 
 def check_in_parallel(slugs: list[str], update_golden: bool) -> list[Row]:
-    """Each problem in a `grade check <slug> --json` process of its own, as many at once as there are cores."""
+    """Each problem in a `grade check <slug> --json` process of its own, as many at once as there are cores,
+    the longest first; the rows come back in the order of ``slugs``."""
     from concurrent.futures import ThreadPoolExecutor
 
     def one(slug: str) -> list[Row]:
@@ -266,7 +267,18 @@ def check_in_parallel(slugs: list[str], update_golden: bool) -> list[Row]:
             return [Row(slug, "check", False, f"the check itself failed: {done.stderr.strip()[-500:]}")]
 
     with ThreadPoolExecutor(max_workers=max(1, min(len(slugs), os.cpu_count() or 1))) as pool:
-        return [row for rows in pool.map(one, slugs) for row in rows]
+        started = {slug: pool.submit(one, slug) for slug in sorted(slugs, key=cost, reverse=True)}
+        return [row for slug in slugs for row in started[slug].result()]
+
+
+def cost(slug: str) -> float:
+    """A rough measure of how long checking ``slug`` takes, to start the longest first (so that no core is
+    left with one long check at the end): its time limit times the number of variants it grades."""
+    try:
+        problem = problems.load(problems.find_root(), slug)
+        return problem.problem_seconds * (1 + len(problem.variants("pitfalls")) + len(problem.variants("alternatives")))
+    except (problems.ProblemError, problems.UsageError):
+        return 0.0
 
 
 def main(argv: list[str]) -> int:
