@@ -5,7 +5,9 @@ the log formula is a whole number it must equal the exact integer-arithmetic ans
 of the input domain, odd bucket counts included.
 """
 
+import decimal
 import importlib.util
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -84,14 +86,22 @@ def test_t5_s_own_setting_has_no_boundary_below_max_distance():
     assert not any(HOOK.exact_log_floor(d, 32, 128)[1] for d in range(17, 128))
 
 
-def test_per_direction_arithmetic_is_the_bidirectional_hook_s_with_halved_counts():
-    """exact_log_floor(size, per_direction, ...) is the general form: with num_buckets // 2 buckets per
-    direction it gives t5_relative_pos's answer."""
+def test_the_exact_floor_agrees_with_50_digit_arithmetic():
+    """log_floor, which both T5 bucketings' hooks use (t5_relative_pos's with num_buckets // 2 buckets per
+    sign), against the formula computed with 50 significant digits: the same floor everywhere, and a
+    whole number exactly where the digits cannot tell the value from one."""
+    decimal.getcontext().prec = 50
+    for per_direction in range(2, 20):
+        me, k = per_direction // 2, per_direction - per_direction // 2
+        for md in range(me + 1, 70, 3):
+            for d in range(me, 80):
+                n, whole = HOOK.log_floor(d, me, k, md)
+                value = me + (Decimal(d) / me).ln() / (Decimal(md) / me).ln() * k
+                nearest = value.to_integral_value()
+                assert whole == (abs(value - nearest) < Decimal("1e-40")), (d, me, k, md)
+                assert n == (int(nearest) if whole else int(value.to_integral_value(decimal.ROUND_FLOOR)))
     bidirectional = load(ROOT / "solutions" / "t5_relative_pos" / "grading.py", name=None)
-    for nb in range(4, 40, 2):
-        for md in range(nb // 4 + 1, 70, 3):
-            for d in range(nb // 4, 80):
-                assert HOOK.exact_log_floor(d, nb // 2, md) == bidirectional.exact_log_floor(d, nb, md)
+    assert bidirectional.exact_log_floor(16, 32, 128) == HOOK.log_floor(16, 8, 8, 128) == (10, True)
 
 
 def test_the_reference_has_every_property():
