@@ -100,8 +100,18 @@ def test_the_exact_floor_agrees_with_50_digit_arithmetic():
                 nearest = value.to_integral_value()
                 assert whole == (abs(value - nearest) < Decimal("1e-40")), (d, me, k, md)
                 assert n == (int(nearest) if whole else int(value.to_integral_value(decimal.ROUND_FLOOR)))
+    assert HOOK.log_floor(16, 8, 8, 128) == (10, True)  # T5's own setting, bidirectional: 16 is a boundary
+
+
+def test_per_direction_arithmetic_is_the_bidirectional_hook_s_with_halved_counts():
+    """exact_log_floor(size, per_direction, ...) is the general form: with num_buckets // 2 buckets per
+    direction it gives t5_relative_pos's answer (each problem keeps its own copy, so that either folder
+    stands alone)."""
     bidirectional = load(ROOT / "solutions" / "t5_relative_pos" / "grading.py", name=None)
-    assert bidirectional.exact_log_floor(16, 32, 128) == HOOK.log_floor(16, 8, 8, 128) == (10, True)
+    for nb in range(4, 40, 2):
+        for md in range(nb // 4 + 1, 70, 3):
+            for d in range(nb // 4, 80):
+                assert HOOK.exact_log_floor(d, nb // 2, md) == bidirectional.exact_log_floor(d, nb, md)
 
 
 def test_the_reference_has_every_property():

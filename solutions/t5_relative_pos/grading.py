@@ -27,16 +27,9 @@ mistake computed in other floating-point arithmetic may also land on either side
 matrix, for tests that check the reference at every cell that is not a boundary cell.
 """
 
-from pathlib import Path
+import math
 
 import numpy as np
-
-from grader.problems import load_module
-
-# The exact arithmetic of one direction's log-spaced buckets, written once for both T5 bucketings; here
-# each sign has num_buckets // 2 of them.
-ONE_DIRECTION = load_module(Path(__file__).parents[1] / "t5_causal_relative_pos" / "grading.py",
-                            "t5_causal_relative_pos_grading")
 
 
 def _sizes(num_buckets, max_distance):
@@ -59,7 +52,20 @@ def exact_log_floor(size, num_buckets, max_distance):
         floor is exactly n.
     """
     _, me, k = _sizes(num_buckets, max_distance)
-    return ONE_DIRECTION.log_floor(size, me, k, max_distance)
+    d, md = int(size), int(max_distance)
+    if d < me or md <= me:
+        raise ValueError(f"need max_exact <= size and max_distance > max_exact, got {d=}, {me=}, {md=}")
+    lhs = d**k  # the value is me + m or more  <=>  d**k * me**m >= md**m * me**k
+
+    def at_least(m):
+        return lhs * me**m >= md**m * me**k
+
+    m = max(0, math.floor(k * math.log(d / me) / math.log(md / me)))  # float64 estimate
+    while m > 0 and not at_least(m):
+        m -= 1
+    while at_least(m + 1):
+        m += 1
+    return me + m, lhs * me**m == md**m * me**k
 
 
 def _size_table(T, num_buckets, max_distance):
