@@ -253,29 +253,30 @@ def print_table(rows: list[Row]) -> None:
         print(f"{mark}  {r.problem.ljust(widths[0])}  {r.item.ljust(widths[1])}  {r.detail}")
 
 
-def check_in_parallel(slugs: list[str], update_golden: bool) -> list[Row]:
-    """Each problem in a `grade check <slug> --json` process of its own, as many at once as there are cores,
-    the longest first; the rows come back in the order of ``slugs``."""
+def check_in_parallel(root: Path, slugs: list[str], update_golden: bool, env: dict | None = None) -> list[Row]:
+    """Each problem of the checkout ``root`` in a `grade check <slug> --json` process of its own (with
+    ``env``, if given), as many at once as there are cores, the longest first; the rows come back in the
+    order of ``slugs``."""
     from concurrent.futures import ThreadPoolExecutor
 
     def one(slug: str) -> list[Row]:
         cmd = [sys.executable, "-m", "grader.cli", "check", slug, "--json"] + (["--update-golden"] if update_golden else [])
-        done = subprocess.run(cmd, capture_output=True, text=True)
+        done = subprocess.run(cmd, capture_output=True, text=True, cwd=root, env=env)
         try:
             return [Row(**row) for row in json.loads(done.stdout)]
         except (ValueError, TypeError):
             return [Row(slug, "check", False, f"the check itself failed: {done.stderr.strip()[-500:]}")]
 
     with ThreadPoolExecutor(max_workers=max(1, min(len(slugs), os.cpu_count() or 1))) as pool:
-        started = {slug: pool.submit(one, slug) for slug in sorted(slugs, key=cost, reverse=True)}
+        started = {slug: pool.submit(one, slug) for slug in sorted(slugs, key=partial(cost, root), reverse=True)}
         return [row for slug in slugs for row in started[slug].result()]
 
 
-def cost(slug: str) -> float:
+def cost(root: Path, slug: str) -> float:
     """A rough measure of how long checking ``slug`` takes, to start the longest first (so that no core is
     left with one long check at the end): its time limit times the number of variants it grades."""
     try:
-        problem = problems.load(problems.find_root(), slug)
+        problem = problems.load(root, slug)
         return problem.problem_seconds * (1 + len(problem.variants("pitfalls")) + len(problem.variants("alternatives")))
     except (problems.ProblemError, problems.UsageError):
         return 0.0
@@ -297,7 +298,7 @@ def main(argv: list[str]) -> int:
     if len(slugs) == 1:
         rows = check_problem(root, slugs[0], args.update_golden)
     else:
-        rows = check_in_parallel(slugs, args.update_golden)
+        rows = check_in_parallel(root, slugs, args.update_golden)
     if args.json:
         print(json.dumps([asdict(r) for r in rows]))
         return 1 if any(not r.ok for r in rows) else 0

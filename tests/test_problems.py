@@ -5,7 +5,10 @@ One test per item, so a failure names the problem and the variant; each problem 
 session.
 """
 
-import functools
+import os
+import shutil
+import tempfile
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
@@ -15,13 +18,33 @@ from grader import check, problems
 SLUGS = problems.slugs(ROOT)
 
 
-@functools.cache
-def all_rows() -> dict[str, dict[str, check.Row]]:
-    """`grade check` over every problem once, problems in parallel as the command does it."""
+def _check_every_problem() -> dict[str, dict[str, check.Row]]:
+    """`grade check` over every problem once, problems in parallel as the command does it, in a cache of
+    its own (removed afterwards)."""
     by_slug: dict[str, dict[str, check.Row]] = {slug: {} for slug in SLUGS}
-    for row in check.check_in_parallel(SLUGS, update_golden=False):
-        by_slug[row.problem][row.item] = row
+    folder = tempfile.mkdtemp(prefix="grade-check-cache-")
+    try:
+        for row in check.check_in_parallel(ROOT, SLUGS, update_golden=False, env=dict(os.environ, GRADE_CACHE_DIR=folder)):
+            by_slug[row.problem][row.item] = row
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     return by_slug
+
+
+_started: list[Future] = []
+
+
+def start_check() -> Future:
+    """The check, started in the background once (conftest starts it as soon as these tests are selected:
+    it is most of the suite's work, and the tests that run before these mostly wait on processes and time
+    limits)."""
+    if not _started:
+        _started.append(ThreadPoolExecutor(max_workers=1).submit(_check_every_problem))
+    return _started[0]
+
+
+def all_rows() -> dict[str, dict[str, check.Row]]:
+    return start_check().result()
 
 
 def rows(slug: str) -> dict[str, check.Row]:
