@@ -136,9 +136,12 @@ def t5_relative_pos(seed, T, num_buckets, max_distance):
     before = live_processes()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         confined_before = in_other_pid_namespaces()
+        # With the signal's default action, as from a terminal: a suite run under `nohup` ignores SIGHUP,
+        # and a `grade` started from it would rightly keep running.
         command = subprocess.Popen([sys.executable, "-m", "grader.cli", "t5_relative_pos", "--file",
                                     submission(spinning), "--call-time-limit", "300"], cwd=ROOT, env=env,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL))
         deadline = time.monotonic() + 60
         while len(in_other_pid_namespaces() - confined_before) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)  # until the worker and its child run
