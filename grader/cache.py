@@ -127,7 +127,12 @@ def load_inputs(path: Path, arg_kinds: dict[str, str]) -> list[dict] | None:
 
 
 def write_json(path: Path, data) -> None:
+    write_text(path, json.dumps(data, indent=1))
+
+
+def write_text(path: Path, text: str) -> None:
+    """Writes ``text`` to ``path`` atomically: a reader sees the old file or the new one, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1))
+    tmp.write_text(text)
     os.replace(tmp, path)

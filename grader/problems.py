@@ -332,16 +332,15 @@ def declared_pitfalls(problem: Problem) -> dict[str, Path]:
 
 
 def _write_if_changed(path: Path, text: str) -> Path:
-    """Writes ``text`` to ``path`` unless it already holds it (atomically: a reader never sees half)."""
+    """Writes ``text`` to ``path`` (atomically) unless it already holds it."""
+    from grader.cache import write_text  # NumPy with it: `grade` imports that after starting its workers
+
     try:
         if path.read_text() == text:
             return path
     except (OSError, UnicodeDecodeError):
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}")
-    partial.write_text(text)
-    os.replace(partial, path)
+    write_text(path, text)
     return path
 
 
