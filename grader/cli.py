@@ -186,7 +186,20 @@ def cmd_new(argv: list[str]) -> int:
     return new.main(argv)
 
 
-COMMANDS = {"list": cmd_list, "check": cmd_check, "new": cmd_new}
+def delegated(module: str, function: str = "main"):
+    """A subcommand implemented as ``grader.<module>.<function>(argv)``, imported only when it runs."""
+    def command(argv: list[str]) -> int:
+        import importlib
+
+        return getattr(importlib.import_module(f"grader.{module}"), function)(argv)
+    return command
+
+
+COMMANDS = {"list": cmd_list, "check": cmd_check, "new": cmd_new,
+            "watch": delegated("learner", "cmd_watch"), "hint": delegated("learner", "cmd_hint"),
+            "reset": delegated("learner", "cmd_reset"), "solution": delegated("learner", "cmd_solution"),
+            "next": delegated("learner", "cmd_next"), "batch": delegated("batch"),
+            "gradescope": delegated("gradescope"), "handout": delegated("handout")}
 
 
 def main(argv: list[str] | None = None) -> int:
