@@ -147,7 +147,8 @@ def check_outputs(problem: problems.Problem, trusted: Trusted, update_golden: bo
     return rows
 
 
-def check_problem(root: Path, slug: str, update_golden: bool = False) -> list[Row]:
+def check_problem(root: Path, slug: str, update_golden: bool = False, progress=None) -> list[Row]:
+    """The rows of ``slug``'s checks; ``progress(text)``, when given, hears of each grading as it starts."""
     try:
         problem = problems.load(root, slug)
         problem.variants("pitfalls")  # pitfalls.toml
@@ -170,10 +171,19 @@ def check_problem(root: Path, slug: str, update_golden: bool = False) -> list[Ro
                         trusted=trusted, subject_key=key, fixed=fixed)
         return verdict, f"{verdict.status} in {time.monotonic() - started:.1f} s"
 
+    gradings, begun = 2 + len(problem.variants("pitfalls")) + len(problem.variants("alternatives")), 0
+
+    def starting(item: str) -> None:
+        nonlocal begun
+        begun += 1
+        if progress is not None:
+            progress(f"{slug}: {item} ({begun} of {gradings})")
+
     def each(item: str, check) -> None:
         """The row ``item`` from ``check()`` -> (ok, detail); an exception while grading fails that row
         alone, and the reference's worker starts afresh for the next."""
         nonlocal trusted
+        starting(item)
         try:
             rows.append(Row(slug, item, *check()))
         except (ReferenceError, problems.ProblemError) as exc:
@@ -184,6 +194,7 @@ def check_problem(root: Path, slug: str, update_golden: bool = False) -> list[Ro
     try:
         try:
             rows.extend(check_outputs(problem, trusted, update_golden))
+            starting("reference")
             verdict, took = graded(problem.reference, "reference")
         except (ReferenceError, problems.ProblemError) as exc:
             return rows + [skipped(slug, "reference runs", str(exc))]
@@ -253,11 +264,12 @@ def print_table(rows: list[Row]) -> None:
         print(f"{mark}  {r.problem.ljust(widths[0])}  {r.item.ljust(widths[1])}  {r.detail}")
 
 
-def check_in_parallel(root: Path, slugs: list[str], update_golden: bool, env: dict | None = None) -> list[Row]:
+def check_in_parallel(root: Path, slugs: list[str], update_golden: bool, env: dict | None = None,
+                      progress=None) -> list[Row]:
     """Each problem of the checkout ``root`` in a `grade check <slug> --json` process of its own (with
     ``env``, if given), as many at once as there are cores, the longest first; the rows come back in the
-    order of ``slugs``."""
-    from concurrent.futures import ThreadPoolExecutor
+    order of ``slugs``. ``progress(text)``, when given, hears of each problem as it is done."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
 
     def one(slug: str) -> list[Row]:
         cmd = [sys.executable, "-m", "grader.cli", "check", slug, "--json"] + (["--update-golden"] if update_golden else [])
@@ -269,6 +281,13 @@ def check_in_parallel(root: Path, slugs: list[str], update_golden: bool, env: di
 
     with ThreadPoolExecutor(max_workers=max(1, min(len(slugs), os.cpu_count() or 1))) as pool:
         started = {slug: pool.submit(one, slug) for slug in sorted(slugs, key=partial(cost, root), reverse=True)}
+        if progress is not None:
+            begun = time.monotonic()
+            for done, future in enumerate(as_completed(started.values()), 1):
+                slug = next(s for s, f in started.items() if f is future)
+                failed = sum(not r.ok for r in future.result())
+                progress(f"{done} of {len(slugs)} problems checked in {time.monotonic() - begun:.0f} s "
+                         f"({slug}: {f'{failed} failed' if failed else 'ok'})")
         return [row for slug in slugs for row in started[slug].result()]
 
 
@@ -280,6 +299,14 @@ def cost(root: Path, slug: str) -> float:
         return problem.problem_seconds * (1 + len(problem.variants("pitfalls")) + len(problem.variants("alternatives")))
     except (problems.ProblemError, problems.UsageError):
         return 0.0
+
+
+def terminal_progress():
+    """``progress(text)`` for a terminal: one status line on stderr, rewritten in place ("" clears it)."""
+    def progress(text: str) -> None:
+        sys.stderr.write("\r\x1b[K" + text[:os.get_terminal_size(sys.stderr.fileno()).columns - 1])
+        sys.stderr.flush()
+    return progress
 
 
 def main(argv: list[str]) -> int:
@@ -295,10 +322,13 @@ def main(argv: list[str]) -> int:
     except (problems.UsageError, problems.ProblemError) as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
+    progress = terminal_progress() if sys.stderr.isatty() else None
     if len(slugs) == 1:
-        rows = check_problem(root, slugs[0], args.update_golden)
+        rows = check_problem(root, slugs[0], args.update_golden, progress)
     else:
-        rows = check_in_parallel(root, slugs, args.update_golden)
+        rows = check_in_parallel(root, slugs, args.update_golden, progress=progress)
+    if progress is not None:
+        progress("")
     if args.json:
         print(json.dumps([asdict(r) for r in rows]))
         return 1 if any(not r.ok for r in rows) else 0

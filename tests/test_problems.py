@@ -24,7 +24,8 @@ def _check_every_problem() -> dict[str, dict[str, check.Row]]:
     by_slug: dict[str, dict[str, check.Row]] = {slug: {} for slug in SLUGS}
     folder = tempfile.mkdtemp(prefix="grade-check-cache-")
     try:
-        for row in check.check_in_parallel(ROOT, SLUGS, update_golden=False, env=dict(os.environ, GRADE_CACHE_DIR=folder)):
+        for row in check.check_in_parallel(ROOT, SLUGS, update_golden=False, env=dict(os.environ, GRADE_CACHE_DIR=folder),
+                                           progress=PROGRESS.append):
             by_slug[row.problem][row.item] = row
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -32,6 +33,7 @@ def _check_every_problem() -> dict[str, dict[str, check.Row]]:
 
 
 _started: list[Future] = []
+PROGRESS: list[str] = []  # what `grade check` shows on a terminal while it runs
 
 
 def start_check() -> Future:
@@ -81,3 +83,9 @@ def test_each_problem_ships_pitfalls_and_alternatives(slug):
     problem = problems.load(ROOT, slug)
     assert len(problem.variants("pitfalls")) >= 5
     assert len(problem.variants("alternatives")) >= 2
+
+
+def test_check_reports_progress_as_each_problem_is_done():
+    all_rows()
+    assert [line.split(" problems checked")[0] for line in PROGRESS] == [f"{k} of {len(SLUGS)}" for k in range(1, len(SLUGS) + 1)]
+    assert sorted(line.rsplit("(", 1)[1].split(":")[0] for line in PROGRESS) == sorted(SLUGS)
