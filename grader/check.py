@@ -318,6 +318,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         root = problems.find_root()
+        if not (root / "solutions").is_dir():
+            raise problems.UsageError("this is a handout: `grade check` needs the full checkout, with solutions/")
         slugs = [problems.load(root, args.problem).slug] if args.problem else problems.slugs(root)
     except (problems.UsageError, problems.ProblemError) as exc:
         print(f"grade: {exc}", file=sys.stderr)

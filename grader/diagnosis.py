@@ -82,12 +82,11 @@ def name_pitfall(session: Session, outcome: Outcome) -> tuple[Pitfall | None, li
     A variant whose module sets ``DIAGNOSIS`` (an id of :mod:`grader.relations`) also agrees wherever the
     learner's output fails with that diagnosis: a mistake such as reduced precision has many forms whose
     values differ, but one signature."""
-    variants = session.problem.variants("pitfalls")
-    if not variants:
-        return None, []
-    keys = {f"pitfall_{name}": path for name, path in variants.items()}
     trusted = session.trusted
-    trusted.start(keys)
+    notes = trusted.pitfalls()
+    if not notes:
+        return None, []
+    keys = {f"pitfall_{name}": note for name, note in notes.items()}
     jit = session.options.jit and session.jit_error is None  # as the learner's code ran: bf16 rounds differently
     outputs = {key: trusted.cached(key, outcome.args, jit) for key in keys}
     missing = [key for key, out in outputs.items() if out is None]
@@ -98,7 +97,7 @@ def name_pitfall(session: Session, outcome: Outcome) -> tuple[Pitfall | None, li
             outputs[key] = trusted.collect(key, outcome.args)
         except ReferenceError:
             pass
-    signatures = {key: read_constant(path, "DIAGNOSIS") for key, path in keys.items()}
+    signatures = {key: diagnosis for key, (_, diagnosis) in keys.items()}
     expected = trusted.output("reference", outcome.args)
     actual = outcome.actual.reshape(-1)
     candidates = [key for key, out in outputs.items()
@@ -115,7 +114,7 @@ def name_pitfall(session: Session, outcome: Outcome) -> tuple[Pitfall | None, li
     names = [key.removeprefix("pitfall_") for key in candidates]
     if len(names) != 1:
         return None, names
-    return Pitfall(names[0], read_constant(variants[names[0]], "MESSAGE") or ""), names
+    return Pitfall(names[0], notes[names[0]][0]), names
 
 
 def evidence(session: Session, failing: dict) -> list[dict]:

@@ -100,7 +100,11 @@ class Session:
             self.launch = launch or Launch.prepare(problem.reference, cache_folder(problem.root) if options.use_cache else None,
                                                    (str(problem.root), str(self.learner_path.parent)))
             self.isolation = "namespaces" if self.launch.refused() is None else "none"
-        if trusted is None:
+        if trusted is None and problem.handout:
+            from grader.handout import Recorded
+
+            trusted = Recorded(problem)
+        elif trusted is None:
             # Unconfined learner code could reach anything of this user's: then nothing kept between runs
             # is trusted, and the reference runs in a process of its own, not forked beside the learner's.
             confined = self.isolation == "namespaces"
@@ -495,6 +499,22 @@ def run_generated(session: Session, failures: list[Outcome], collect: list | Non
     return None
 
 
+def smallest_failing(session: Session, first: Outcome) -> Outcome:
+    """A handout's stand-in for shrinking (which needs the reference on new inputs): the smallest input of
+    the recorded pool, smaller than ``first``'s, on which the learner's code fails too; else ``first``."""
+    from grader.handout import case_size
+
+    session.cancel_pending()  # the learner's worker answers these next, one by one
+    limit = case_size(first.args)
+    for args in session.trusted.pool:
+        if case_size(args) >= limit:
+            break
+        outcome = session.evaluate("generated", args)
+        if outcome.status != Status.PASS:
+            return outcome
+    return first
+
+
 def _find(exc: BaseException, types) -> BaseException | None:
     seen = set()
     while exc is not None and id(exc) not in seen:
@@ -510,7 +530,10 @@ def _find(exc: BaseException, types) -> BaseException | None:
 
 
 def kept_inputs(session: Session) -> tuple[Path | None, list[dict] | None]:
-    """Where the drawn inputs are kept, and what is kept there (None if nothing usable)."""
+    """Where the drawn inputs are kept, and what is kept there (None if nothing usable). A handout
+    carries the inputs its answers were recorded for."""
+    if session.trusted.recorded:
+        return None, session.trusted.drawn
     problem = session.problem
     path = cache_mod.inputs_file(session.trusted.cache_folder, problem.slug,
                                  [problem.folder / "strategies.py", problem.folder / "problem.toml"],
@@ -587,7 +610,9 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
                 cases_before, seen_before = session.cases, len(session.seen)
                 first = next((o for o in (session.evaluate("generated", args) for args in drawn)
                               if o.status != Status.PASS), None)
-                if first is not None:
+                if first is not None and session.trusted.recorded:
+                    bad = smallest_failing(session, first)
+                elif first is not None:
                     session.cases = cases_before
                     del session.seen[seen_before:]
                     bad = run_generated(session, failures)

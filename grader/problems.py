@@ -34,14 +34,13 @@ class UsageError(Exception):
 
 
 def find_root(start: Path | None = None) -> Path:
-    """The checkout that holds ``problems/`` and ``solutions/``, from ``start`` or any folder inside it."""
+    """The checkout that holds ``problems/`` and ``solutions/`` (or a handout's ``problems/`` and
+    ``HANDOUT.md``), from ``start`` or any folder inside it."""
     here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / "problems").is_dir() and (folder / "solutions").is_dir():
-            return folder
     installed = Path(__file__).resolve().parent.parent
-    if (installed / "problems").is_dir() and (installed / "solutions").is_dir():
-        return installed
+    for folder in (here, *here.parents, installed):
+        if (folder / "problems").is_dir() and ((folder / "solutions").is_dir() or (folder / "HANDOUT.md").is_file()):
+            return folder
     raise UsageError(f"no kata checkout (a folder with problems/ and solutions/) at or above {here}")
 
 
@@ -99,6 +98,11 @@ class Problem:
     @property
     def solution_folder(self) -> Path:
         return self.root / "solutions" / self.slug
+
+    @property
+    def handout(self) -> bool:
+        """Whether this is a handout's problem: graded from answers recorded in ``recorded.npz``."""
+        return not self.solution_folder.is_dir() and (self.folder / "recorded.npz").is_file()
 
     @property
     def stub(self) -> Path:

@@ -76,6 +76,8 @@ class Trusted:
     ``zygote`` forks the worker when given (only when learner code is confined: a process an
     unconfined learner worker could reach never runs the reference); else it starts afresh."""
 
+    recorded = False  # see grader.handout.Recorded: the answers of a handout, recorded from this
+
     def __init__(self, problem: Problem, use_cache: bool = True, zygote=None):
         self.problem = problem
         self.zygote = zygote
@@ -317,6 +319,16 @@ class Trusted:
             raise ReferenceError(f"{relative(self.problem.reference)} raised {err['type']}: {err['message']} "
                                  f"while its module calls were recorded on {self.problem.call_text(args)}")
         return reply.calls, reply.arrays
+
+    def pitfalls(self) -> dict[str, tuple[str, str | None]]:
+        """The known-wrong variants, loaded in the worker: name -> (its MESSAGE, its DIAGNOSIS or None)."""
+        from grader.diagnosis import read_constant
+
+        variants = self.problem.variants("pitfalls")
+        if variants:
+            self.start({f"pitfall_{name}": path for name, path in variants.items()})
+        return {name: (read_constant(path, "MESSAGE") or "", read_constant(path, "DIAGNOSIS"))
+                for name, path in variants.items()}
 
     def accept_also(self, args: dict, expected: np.ndarray) -> np.ndarray | None:
         hook = getattr(self.hooks, "accept_also", None)

@@ -1,0 +1,93 @@
+"""`grade handout`: the exercises without their solutions, graded with the same verdicts from recorded answers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from grader import diagnosis, handout, problems
+from grader.engine import Options, grade
+
+SLUG = "rel_shift"  # the cheapest problem to record
+
+
+def cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader.cli", *argv], cwd=cwd, capture_output=True, text=True,
+                          env=dict(os.environ))
+
+
+@pytest.fixture(scope="module")
+def copy(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("handout") / "class"
+    done = cli("handout", str(out), SLUG, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def verdict(root: Path, path: Path, fixed: bool = True):
+    return grade(problems.load(root, SLUG), path, Options(), fixed=fixed, extra=partial(diagnosis.explain, name_only=True))
+
+
+def test_a_handout_has_no_solutions_and_nothing_to_read_one_from(copy):
+    assert not (copy / "solutions").exists()
+    assert sorted(p.name for p in (copy / "problems").iterdir()) == [SLUG]
+    reference = (ROOT / "solutions" / SLUG / f"{SLUG}.py").read_text()
+    stub = (ROOT / "problems" / SLUG / f"{SLUG}.py").read_text()
+    solution_lines = {line.strip() for line in reference.splitlines() if len(line.strip()) > 25} - set(stub.splitlines())
+    solution_lines = {line for line in solution_lines if not line.startswith(("#", '"""')) and line not in stub}
+    assert solution_lines  # the reference has lines of its own
+    for path in copy.rglob("*"):
+        if path.is_file() and path.suffix != ".npz":
+            text = path.read_text(errors="replace")
+            assert not [line for line in solution_lines if line in text], path
+    with np.load(copy / "problems" / SLUG / handout.RECORD, allow_pickle=False) as data:  # arrays only, no pickle
+        assert "meta" in data.files and all(data[name].dtype != object for name in data.files)
+    assert (copy / ".grade" / "pristine" / f"{SLUG}.py").read_text() == stub
+
+
+def test_the_handout_gives_the_checkout_s_verdicts(copy):
+    problem = problems.load(ROOT, SLUG)
+    subjects = {**problem.variants("pitfalls"), **problem.variants("alternatives"), "reference": problem.reference}
+    for name, path in subjects.items():
+        full, hand = verdict(ROOT, path), verdict(copy, path)
+        assert (hand.status, hand.pitfall and hand.pitfall.id) == (full.status, full.pitfall and full.pitfall.id), name
+        assert hand.status == ("fail" if name in problem.variants("pitfalls") else "pass"), name
+
+
+def test_on_generated_inputs_alone_the_smallest_failing_input_of_the_pool_stands_in_for_shrinking(copy):
+    for name, path in problems.load(ROOT, SLUG).variants("pitfalls").items():
+        full, hand = verdict(ROOT, path, fixed=False), verdict(copy, path, fixed=False)
+        assert hand.status == "fail" and hand.pitfall is not None and hand.pitfall.id == name
+        assert hand.counterexample.name == "generated"
+        assert handout.case_size(hand.counterexample.args) <= handout.case_size(full.counterexample.args), name
+
+
+def test_the_command_line_works_in_a_handout_and_refuses_what_needs_the_solutions(copy, tmp_path):
+    done = cli(SLUG, cwd=copy / "problems")  # from a folder inside the handout
+    assert done.returncode == 1 and "NOT STARTED" in done.stdout
+    done = cli(SLUG, "--file", str(ROOT / "solutions" / SLUG / f"{SLUG}.py"), cwd=copy)
+    assert done.returncode == 0 and "PASS" in done.stdout
+    done = cli("check", cwd=copy)
+    assert done.returncode == 2 and "handout" in done.stderr
+    assert cli("list", cwd=copy).returncode == 0
+    done = cli("handout", str(copy), SLUG, cwd=ROOT)  # never over an existing folder
+    assert done.returncode == 2 and "exists" in done.stderr
+    done = cli("handout", str(tmp_path / "x"), "no_such_problem", cwd=ROOT)
+    assert done.returncode == 2 and not (tmp_path / "x").exists()
+
+
+def test_a_damaged_record_is_a_broken_problem_not_a_verdict(copy, tmp_path):
+    import shutil
+
+    damaged = tmp_path / "damaged"
+    shutil.copytree(copy, damaged)
+    (damaged / "problems" / SLUG / handout.RECORD).write_bytes(b"not an archive")
+    done = cli(SLUG, "--file", str(ROOT / "solutions" / SLUG / f"{SLUG}.py"), cwd=damaged)
+    assert done.returncode == 2 and handout.RECORD in done.stderr
