@@ -10,6 +10,7 @@ from pathlib import Path
 
 # Only light modules here: `grade <problem>` starts its workers' zygote before importing NumPy and the rest.
 from grader import problems
+from grader.learner import file_digest, load_state, progress_line, record_status
 from grader.zygote import Launch
 
 EXIT_PASS, EXIT_VERDICT, EXIT_USAGE = 0, 1, 2
@@ -18,10 +19,18 @@ EXIT_PASS, EXIT_VERDICT, EXIT_USAGE = 0, 1, 2
 def cmd_grade(argv: list[str]) -> int:
     """Grade your solution to a problem: `grade <problem> [--file PATH] [--json] [--replay CASE] [--part NAME]`."""
     parser = argparse.ArgumentParser(prog="grade", description=cmd_grade.__doc__,
-                                     epilog="Other commands: `grade list`, `grade check [problem]`, `grade new <slug>`.")
+                                     epilog="Other commands: `grade list`, `grade next`, `grade watch [problem]`, "
+                                            "`grade hint <problem>`, `grade solution <problem>`, "
+                                            "`grade reset <problem>`, `grade check [problem]`, `grade new <slug>`.")
     parser.add_argument("problem", help="the problem's name, e.g. t5_relative_pos")
     parser.add_argument("--file", type=Path, help="grade this module instead of problems/<problem>/<problem>.py")
-    parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
+    parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout "
+                        "(the same as --format json)")
+    parser.add_argument("--format", choices=("text", "json", "exercism"),
+                        help="text (the default), json (as --json), or exercism: write exercism's results.json "
+                             "(to --output) and print the text")
+    parser.add_argument("--output", type=Path, metavar="PATH",
+                        help="where --format exercism writes its results (default: results.json here)")
     parser.add_argument("--replay", type=Path, metavar="CASE", help="run only the case saved in this file")
     parser.add_argument("--part", metavar="NAME",
                         help="grade one module class of a model alone (e.g. RMSNorm), on the reference's "
@@ -32,6 +41,11 @@ def cmd_grade(argv: list[str]) -> int:
     parser.add_argument("--time-limit", type=float, metavar="S", help="seconds allowed for the whole run")
     parser.add_argument("--memory-mib", type=int, metavar="N", help="memory limit for your code")
     args = parser.parse_args(argv)
+    if args.json and args.format not in (None, "json"):
+        parser.error(f"--json and --format {args.format} do not go together")
+    args.json = args.json or args.format == "json"
+    if args.output is not None and args.format != "exercism":
+        parser.error("--output goes with --format exercism")
     launch = None
     try:
         root = problems.find_root()
@@ -69,7 +83,7 @@ def cmd_grade(argv: list[str]) -> int:
     except (problems.UsageError, problems.ProblemError, ValueError, KeyError) as exc:
         if launch is not None:
             launch.close()
-        return usage_error(str(exc), args.json, args.problem)
+        return usage_error(str(exc), args.json, args.problem, exercism=exercism_output(args))
 
     options = Options(jit=not args.no_jit, use_cache=not args.no_cache, call_seconds=args.call_time_limit,
                       problem_seconds=args.time_limit, memory_mib=args.memory_mib)
@@ -87,64 +101,60 @@ def cmd_grade(argv: list[str]) -> int:
         else:
             verdict = grade(problem, learner, options, cases=cases, extra=explain, launch=launch)
     except problems.ProblemError as exc:  # e.g. a strategy that fails when it draws
-        return usage_error(str(exc), args.json, args.problem)
+        return usage_error(str(exc), args.json, args.problem, exercism=exercism_output(args))
     replay = None
     if verdict.counterexample is not None and verdict.counterexample.args and verdict.status != "pass":
         saved = report.save_case(problem, verdict.counterexample.args)
         replay = report.replay_command(problem, saved, args.file)
     if args.file is None and cases is None and args.part is None:
         record_status(root, problem.slug, learner, verdict.status)
+    if exercism_output(args) is not None:
+        write_exercism(json.loads(report.to_json(problem, verdict, replay)), exercism_output(args))
     if args.json:
         print(report.to_json(problem, verdict, replay))
     else:
-        print(report.to_text(problem, verdict, replay))
+        print(report.to_text(problem, verdict, replay, colour=report.colour_wanted(sys.stdout)))
     return EXIT_PASS if verdict.status == "pass" else EXIT_VERDICT
 
 
-def usage_error(message: str, as_json: bool, problem: str | None = None) -> int:
+def exercism_output(args: argparse.Namespace) -> Path | None:
+    """Where `--format exercism` writes its results; None for the other formats."""
+    return (args.output or Path("results.json")) if args.format == "exercism" else None
+
+
+def write_exercism(verdict: dict, path: Path) -> None:
+    """Writes exercism's results.json for ``verdict`` (the object `--json` prints) to ``path``, atomically."""
+    from grader import formats
+    from grader.cache import write_text
+
+    write_text(path, json.dumps(formats.exercism(verdict), indent=2) + "\n")
+
+
+def usage_error(message: str, as_json: bool, problem: str | None = None, *, exercism: Path | None = None) -> int:
     print(f"grade: {message}", file=sys.stderr)
-    if as_json:
+    if as_json or exercism is not None:
         from grader import report
 
-        print(report.usage_error_json(problem, message))
+        if as_json:
+            print(report.usage_error_json(problem, message))
+        if exercism is not None:
+            write_exercism(json.loads(report.usage_error_json(problem, message)), exercism)
     return EXIT_USAGE
 
 
-def state_path(root: Path) -> Path:
-    return root / ".grade" / "state.json"
-
-
-def file_digest(path: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def record_status(root: Path, slug: str, learner: Path, status: str) -> None:
-    from grader.cache import write_json
-
-    path = state_path(root)
-    try:
-        state = json.loads(path.read_text()) if path.is_file() else {}
-    except ValueError:
-        state = {}
-    state[slug] = {"status": str(status), "sha256": file_digest(learner)}
-    write_json(path, state)
-
-
 def cmd_list(argv: list[str]) -> int:
-    """List every problem with the status of its last grading (if the file is unchanged since). A problem
-    that does not load is listed as `broken: <why>`; the exit code is 2 when every problem is broken."""
+    """List every problem with the status of its last grading (if the file is unchanged since), whether you
+    gave up on it, and how many have passed. A problem that does not load is listed as `broken: <why>`; the
+    exit code is 2 when every problem is broken."""
     argparse.ArgumentParser(prog="grade list", description=cmd_list.__doc__).parse_args(argv)
     try:
         root = problems.find_root()
     except problems.UsageError as exc:
         return usage_error(str(exc), False)
-    path = state_path(root)
-    try:
-        state = json.loads(path.read_text()) if path.is_file() else {}
-    except ValueError:
-        state = {}
+    from grader import report
+
+    colour = report.colour_wanted(sys.stdout)
+    state = load_state(root)
     rows, broken = [], 0
     for slug in problems.slugs(root):
         try:
@@ -155,18 +165,23 @@ def cmd_list(argv: list[str]) -> int:
             broken += 1
             rows.append((slug, "", f"broken: {exc}"))
             continue
-        entry = state.get(slug)
-        if entry is None:
+        entry = state.get(slug, {})
+        last = entry.get("status")
+        if not isinstance(last, str):
             status = "not graded yet"
         elif entry.get("sha256") != file_digest(problem.stub):
-            status = f"edited since last grade ({entry['status']})"
+            status = f"edited since last grade ({last})"
         else:
-            status = entry["status"]
+            status = report.painted(last, last) if colour else last
+        if entry.get("gave_up"):
+            status += ", gave up"
         rows.append((slug, problem.title, status))
     width = max(len(r[0]) for r in rows) if rows else 0
     title_width = max(len(r[1]) for r in rows) if rows else 0
     for slug, title, status in rows:
         print(f"{slug.ljust(width)}  {title.ljust(title_width)}  {status}")
+    if rows:
+        print(progress_line(root, state))
     # A partly broken list still answers the question asked; an entirely broken one is an instructor's
     # mistake to stop on.
     return EXIT_USAGE if rows and broken == len(rows) else EXIT_PASS

@@ -393,11 +393,21 @@ def _shown_path(path: Path, root: Path) -> str:
         return str(path)
 
 
+def unknown_problem(root: Path, name: str) -> str:
+    """The sentence that says ``name`` is no problem of this checkout, with the one it may be a misspelling of."""
+    import difflib
+
+    known = slugs(root)
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    guess = f"; did you mean {close[0]}?" if close else ""
+    listing = f"the problems are: {', '.join(known)}" if known else "this checkout has no problems"
+    return f"no problem named {name!r}{guess} ({listing})"
+
+
 def load(root: Path, slug: str) -> Problem:
     folder = root / "problems" / slug
     if not (folder / "problem.toml").is_file():
-        known = ", ".join(slugs(root)) or "none"
-        raise UsageError(f"unknown problem {slug!r}; the problems are: {known}")
+        raise UsageError(unknown_problem(root, slug))
     try:
         meta = tomllib.loads((folder / "problem.toml").read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

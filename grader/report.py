@@ -284,6 +284,30 @@ def _recap(value, limit: int):
 
 # -- text -----------------------------------------------------------------------------------------------
 
+# ANSI colours of the verdict words: green for a pass, red for a failure or an error, yellow for the rest.
+COLOURS = {Status.PASS: "32", Status.FAIL: "31", Status.ERROR: "31", Status.TIMEOUT: "33", Status.NOT_STARTED: "33"}
+
+
+def colour_wanted(stream) -> bool:
+    """Whether text written to ``stream`` gets colour: never where NO_COLOR is set to anything
+    (https://no-color.org), always where FORCE_COLOR is (other than 0), else only on a terminal."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    force = os.environ.get("FORCE_COLOR")
+    if force:
+        return force.lower() not in ("0", "false", "no")
+    try:
+        return stream.isatty() and os.environ.get("TERM") != "dumb"
+    except (AttributeError, ValueError):  # a closed or unusual stream
+        return False
+
+
+def painted(text: str, status: Status | str) -> str:
+    """``text`` in the colour of ``status`` (unchanged for a status without one)."""
+    code = COLOURS.get(status)  # a Status is its value as a key
+    return f"\x1b[{code}m{text}\x1b[0m" if code else text
+
+
 def shown(text: str, limit: int = TEXT_CAP, *, newlines: bool = False) -> str:
     """Learner-derived ``text`` as the text report may show it: capped, with control characters written
     out (``\\x1b``, ``\\r``); line breaks are kept only where ``newlines`` (and escaped otherwise, so a
@@ -292,11 +316,13 @@ def shown(text: str, limit: int = TEXT_CAP, *, newlines: bool = False) -> str:
     return pattern.sub(lambda m: ascii(m.group())[1:-1], cap(text, limit))
 
 
-def to_text(problem: Problem, verdict: Verdict, replay: str | None) -> str:
+def to_text(problem: Problem, verdict: Verdict, replay: str | None, *, colour: bool = False) -> str:
     """The verdict line, then what explains it (a known mistake, a diagnosis, the parameter tree, the first
-    wrong part of a model), then the case that shows it and what properties it breaks, then the rest."""
+    wrong part of a model), then the case that shows it and what properties it breaks, then the rest. With
+    ``colour``, the verdict's word is coloured (see :func:`colour_wanted`)."""
     status = Status(verdict.status)
-    lines = [f"{problem.slug}: {HEADLINES[status]} - {shown(verdict.message)}"]
+    headline = painted(HEADLINES[status], status) if colour else HEADLINES[status]
+    lines = [f"{problem.slug}: {headline} - {shown(verdict.message)}"]
     if verdict.pitfall:
         lines += [f"Likely mistake ({verdict.pitfall.id}): {verdict.pitfall.message}"]
     if verdict.diagnosis:

@@ -86,8 +86,9 @@ def test_list_shows_every_problem_and_its_last_status(grade, tmp_path, monkeypat
         shutil.copytree(ROOT / part, checkout / part)
     code, out, _ = grade("list", cwd=checkout)
     assert code == 0
-    listed = [line.split()[0] for line in out.splitlines()]
-    assert listed == LEARNING_ORDER
+    *rows, progress = out.splitlines()
+    assert [line.split()[0] for line in rows] == LEARNING_ORDER
+    assert progress == f"0 of {len(LEARNING_ORDER)} passed"
     assert out.count("not graded yet") == len(LEARNING_ORDER)
     grade("t5_relative_pos", cwd=checkout)
     _, out, _ = grade("list", cwd=checkout)
