@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import diagnosis, new, problems
+from grader import diagnosis, learner, new, problems
 from grader.engine import Options, grade
 from grader.report import case_from_json, case_to_json
 from grader.trusted import ReferenceError, Trusted
@@ -81,6 +81,11 @@ def check_metadata(problem: problems.Problem) -> list[Row]:
         row("strategy", True, f"inputs() draws e.g. {sorted(sample)}")
     except problems.ProblemError as exc:
         row("strategy", False, str(exc))
+    try:
+        hints = learner.load_hints(problem)
+        row("hints", True, f"{len(hints)} hints for `grade hint`")
+    except problems.ProblemError as exc:
+        row("hints", False, str(exc))
     left = authoring_left(problem)
     row("authoring", not left, f"{new.MARKER} left at " + ", ".join(left) if left else f"no {new.MARKER} left")
     for kind in ("pitfalls", "alternatives"):

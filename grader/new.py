@@ -164,6 +164,19 @@ replace = [
 ]
 '''
 
+HINTS = '''# Hints for `grade hint {slug}`, shown one at a time: gentlest first, the last close to the answer,
+# never code.
+
+[[hint]]
+text = "{marker}: what the learner should look at first."
+
+[[hint]]
+text = "{marker}: the step most learners get wrong, and how to check it."
+
+[[hint]]
+text = "{marker}: close to the answer, in words."
+'''
+
 ALTERNATIVE = '''"""A correct solution in plain NumPy, in float64. {marker}: write the reference another way."""
 
 import numpy as np
@@ -185,6 +198,7 @@ def files(slug: str) -> dict[str, str]:
         f"problems/{slug}/problem.toml": METADATA.format(**fill),
         f"problems/{slug}/strategies.py": STRATEGIES.format(**fill),
         f"problems/{slug}/properties.py": PROPERTIES.format(**fill),
+        f"problems/{slug}/hints.toml": HINTS.format(**fill),
         f"solutions/{slug}/{slug}.py": REFERENCE.format(**fill),
         f"solutions/{slug}/pitfalls.toml": PITFALLS.format(**fill),
         f"solutions/{slug}/alternatives/numpy_float64.py": ALTERNATIVE.format(**fill),

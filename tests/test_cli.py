@@ -115,6 +115,7 @@ def test_new_writes_a_problem_that_checks_at_once_and_says_what_is_left(grade, t
     failed = {item for item, r in rows.items() if not r.ok}
     assert failed == {"authoring", "golden outputs"}, rows
     assert "problems/alibi_bias/README.md (lines 1, 3," in rows["authoring"].detail
+    assert "problems/alibi_bias/hints.toml (lines 5, 8, 11)" in rows["authoring"].detail and rows["hints"].ok
     assert "--update-golden" in rows["golden outputs"].detail
     assert {"reference passes", "stub is not_started", "pitfall doubled", "alternative numpy_float64"} <= set(rows)
     # the author writes every place marked, stores the golden outputs: nothing is left

@@ -55,7 +55,7 @@ def rows(slug: str) -> dict[str, check.Row]:
 
 def items(slug: str) -> list[str]:
     problem = problems.load(ROOT, slug)
-    names = ["metadata", "files", "signature", "strategy", "authoring", "golden outputs", "reference passes", "stub is not_started"]
+    names = ["metadata", "files", "signature", "strategy", "hints", "authoring", "golden outputs", "reference passes", "stub is not_started"]
     names += [f"statement: {ex.name}" for ex in problem.examples if ex.expected is not None]
     names += [f"pitfall {name}" for name in problem.variants("pitfalls")]
     names += [f"alternative {name}" for name in problem.variants("alternatives")]
