@@ -76,6 +76,9 @@ def cmd_grade(argv: list[str]) -> int:
         if args.part is not None:
             if args.replay is not None:
                 raise problems.UsageError("--part and --replay do not go together")
+            if problem.handout:
+                raise problems.UsageError("--part needs the full checkout: a handout does not carry the "
+                                          "reference's modules to run the part on")
             if args.part not in problem.parts():
                 have = (f"its parts are {', '.join(problem.parts())}" if problem.parts()
                         else "it has no parts (no Flax module classes in its stub)")

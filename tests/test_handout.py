@@ -76,6 +76,8 @@ def test_the_command_line_works_in_a_handout_and_refuses_what_needs_the_solution
     assert done.returncode == 0 and "PASS" in done.stdout
     done = cli("check", cwd=copy)
     assert done.returncode == 2 and "handout" in done.stderr
+    done = cli(SLUG, "--part", "Anything", cwd=copy)
+    assert done.returncode == 2 and "full checkout" in done.stderr
     assert cli("list", cwd=copy).returncode == 0
     done = cli("handout", str(copy), SLUG, cwd=ROOT)  # never over an existing folder
     assert done.returncode == 2 and "exists" in done.stderr
