@@ -403,7 +403,7 @@ def run(control: socket.socket, folder: Path | None, name: str, preload: list[st
         control.send(f"isolation {'namespaces' if refused is None else 'none ' + refused}".encode())
     except OSError:
         os._exit(0)
-    listener = listen(folder, name) if folder is not None and refused is None else None
+    listener = None
 
     def terminate(signum, frame):
         if listener is not None:
@@ -425,6 +425,9 @@ def run(control: socket.socket, folder: Path | None, name: str, preload: list[st
             pass
 
     gc.freeze()  # what was imported stays out of the workers' collections, its pages shared
+    # Found by other runs only once ready to fork: one still importing JAX would not answer another run
+    # within FOUND_SECONDS, and that run would stop it, and with it the worker its own run had asked for.
+    listener = listen(folder, name) if folder is not None and refused is None else None
     idle = idle_seconds()
     last = time.monotonic()
     own_pid_ns = _namespace(os.getpid())
