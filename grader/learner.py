@@ -218,7 +218,8 @@ def cmd_hint(argv: list[str]) -> int:
 def _hint_text(text: str) -> str:
     """A hint wrapped to the terminal, indented; its paragraphs (blank lines in the TOML) kept."""
     width = max(40, min(100, _terminal_width()) - 2)
-    return "\n".join(textwrap.fill(paragraph, width, initial_indent="  ", subsequent_indent="  ")
+    return "\n".join(textwrap.fill(paragraph, width, initial_indent="  ", subsequent_indent="  ",
+                                       break_on_hyphens=False)
                      for paragraph in text.split("\n\n"))
 
 
