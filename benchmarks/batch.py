@@ -1,6 +1,6 @@
 """Throughput of `grade batch` on a class of mixed submissions, --jobs 1 against --jobs 2 in one run.
 
-The class (tests/submissions/batch/classroom.py) is written fresh: correct submissions (the reference
+The class (tests/classroom.py) is written fresh: correct submissions (the reference
 and its alternatives), each known mistake of rel_shift, and misbehaving ones (a call that never returns,
 an exception at import, sys.exit and os._exit during a call, megabytes printed), every kind before any
 repeats. With a cache folder of its own, the class is graded once cold (caches empty, no zygote; as many
@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "submissions" / "batch"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 import classroom  # noqa: E402
 

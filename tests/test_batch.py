@@ -21,8 +21,7 @@ from conftest import ROOT, left_behind, live_processes
 from grader import batch
 from grader import report as report_module
 
-sys.path.insert(0, str(ROOT / "tests" / "submissions" / "batch"))
-import classroom  # noqa: E402
+import classroom  # noqa: E402  (tests/classroom.py)
 
 FAST = ("--call-time-limit", "4")  # a hanging call costs 4 s of its slot, not the problem's 20
 

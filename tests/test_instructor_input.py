@@ -234,8 +234,9 @@ def test_grade_list_shows_a_broken_problem_on_its_own_row_and_lists_the_others(c
     code = cli.cmd_list([])
     out = capsys.readouterr().out
     assert code == 0
-    rows = dict(line.split(None, 1) for line in out.splitlines())
-    assert set(rows) == {"rmsnorm", "t5_relative_pos"}
+    *lines, progress = out.splitlines()
+    rows = dict(line.split(None, 1) for line in lines)
+    assert set(rows) == {"rmsnorm", "t5_relative_pos"} and progress == "0 of 2 passed"
     assert "RMSNorm" in rows["rmsnorm"] and "not graded yet" in rows["rmsnorm"]
     assert rows["t5_relative_pos"].strip().startswith("broken: problems/t5_relative_pos/problem.toml: ")
     assert "limits.call_seconds" in rows["t5_relative_pos"]
