@@ -21,7 +21,9 @@ def cmd_grade(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="grade", description=cmd_grade.__doc__,
                                      epilog="Other commands: `grade list`, `grade next`, `grade watch [problem]`, "
                                             "`grade hint <problem>`, `grade solution <problem>`, "
-                                            "`grade reset <problem>`, `grade check [problem]`, `grade new <slug>`.")
+                                            "`grade reset <problem>`; for instructors `grade check [problem]`, "
+                                            "`grade new <slug>`, `grade handout DIR`, `grade batch <problem> "
+                                            "SUBMISSIONS...`, `grade gradescope <problem>... -o ZIP`.")
     parser.add_argument("problem", help="the problem's name, e.g. t5_relative_pos")
     parser.add_argument("--file", type=Path, help="grade this module instead of problems/<problem>/<problem>.py")
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout "
