@@ -56,7 +56,7 @@ def cmd_grade(argv: list[str]) -> int:
             learner_folder = (args.file.resolve().parent if args.file else root / "problems" / args.problem)
             launch = Launch.prepare(root / "solutions" / args.problem / f"{args.problem}.py",
                                     None if args.no_cache else problems.cache_folder(root),
-                                    (str(root), str(learner_folder)))
+                                    (str(root), str(learner_folder)), problems.hidden_from_learners(root))
         from grader import report
         from grader.engine import Options, grade
 

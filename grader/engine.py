@@ -20,7 +20,7 @@ from grader import kinds
 from grader.compare import compare
 from grader.pool import READY_SECONDS, Worker, WorkerFailure
 from grader.protocol import Reply
-from grader.problems import Problem, ProblemError, cache_folder
+from grader.problems import Problem, ProblemError, cache_folder, hidden_from_learners
 from grader.trusted import ReferenceError, Trusted, TrustedTimeout, batch_request, call_request, cancel_batch, load_request, reply_bound
 from grader.verdict import Check, Outcome, Status, Verdict
 from grader.zygote import Launch
@@ -98,7 +98,8 @@ class Session:
         self.isolation = "namespaces"  # a trusted module needs none, and is graded like confined code
         if subject_key is None:
             self.launch = launch or Launch.prepare(problem.reference, cache_folder(problem.root) if options.use_cache else None,
-                                                   (str(problem.root), str(self.learner_path.parent)))
+                                                   (str(problem.root), str(self.learner_path.parent)),
+                                                   hidden_from_learners(problem.root))
             self.isolation = "namespaces" if self.launch.refused() is None else "none"
         if trusted is None and problem.handout:
             from grader.handout import Recorded

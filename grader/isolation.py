@@ -35,6 +35,7 @@ LINUX_CAPABILITY_VERSION_3 = 0x20080522
 PROCESS_LIMIT = 1024  # tasks (threads count) in the worker's namespace: JAX starts a few dozen threads
 FILE_SIZE_LIMIT = 256 << 20  # bytes, for any one file the worker writes
 TMPFS_OPTIONS = b"size=256m,mode=1777"
+HIDING_OPTIONS = b"size=64k,mode=0555"  # an empty folder in place of a hidden one
 
 
 class Refused(OSError):
@@ -72,11 +73,13 @@ def _write(path: str, text: str) -> None:
         raise Refused(exc.errno or errno.EPERM, f"writing {path}: {exc.strerror}") from None
 
 
-def confine(writable: list[str] = (), visible: list[str] = ()) -> None:
+def confine(writable: list[str] = (), visible: list[str] = (), hidden: list[str] = ()) -> None:
     """In the monitor, before it forks the worker: the namespaces and the read-only view. The caller's
     user and group stay what they are (mapped to themselves). Folders in ``visible`` (and those the
     interpreter imports from) stay visible where they lie under /tmp or /dev/shm, read-only; those in
-    ``writable`` stay visible and writable. Raises Refused."""
+    ``writable`` stay visible and writable. What ``hidden`` names (the solutions, the reference's kept
+    outputs: what would let learner code read off the answer) is covered, a folder by an empty one, a file
+    by an empty file; a visible or writable folder inside a hidden one stays visible. Raises Refused."""
     if not sys.platform.startswith("linux"):
         raise Refused(errno.ENOSYS, "namespaces exist only on Linux")
     libc = _libc()
@@ -91,11 +94,13 @@ def confine(writable: list[str] = (), visible: list[str] = ()) -> None:
     private = ("/tmp/", "/dev/shm/")
     wanted = {os.path.realpath(f): False for f in [*visible, *sys.path, sys.prefix, sys.base_prefix] if f}
     wanted.update({os.path.realpath(f): True for f in writable})
+    hide = sorted({os.path.realpath(h) for h in hidden if os.path.exists(h)})
     held = []
     for folder in sorted(wanted):  # a parent before its children, so that the children's mounts stay on top
         inside = any(folder.startswith(p) for p in private)
-        if os.path.isdir(folder) and (wanted[folder] or inside and not any(
-                folder.startswith(f + "/") for f, _, _ in held if not wanted[f])):
+        covered = any(folder.startswith(f + "/") for f, _, _ in held if not wanted[f])
+        in_hidden = any(folder.startswith(h + "/") for h in hide)  # comes back on top of what hides it
+        if os.path.isdir(folder) and (wanted[folder] or in_hidden or inside and not covered):
             held.append((folder, os.open(folder, os.O_PATH | os.O_DIRECTORY), wanted[folder]))
     attr = _MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
     _check(libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, b"/", AT_RECURSIVE, ctypes.byref(attr),
@@ -104,13 +109,27 @@ def confine(writable: list[str] = (), visible: list[str] = ()) -> None:
         if os.path.isdir(folder):
             _check(libc.mount(b"tmpfs", folder, b"tmpfs", MS_NOSUID | MS_NODEV, TMPFS_OPTIONS),
                    f"a private {folder.decode()}")
-    for folder, fd, rw in held:
+
+    def bind(folder: str, fd: int, rw: bool) -> None:
         os.makedirs(folder, exist_ok=True)  # inside a private /tmp it is a new, empty mount point
         target = folder.encode()
         _check(libc.mount(f"/proc/self/fd/{fd}".encode(), target, None, MS_BIND | MS_REC, None), f"binding {folder}")
         if rw:
             _check(libc.mount(None, target, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV, None),
                    f"making {folder} writable")
+
+    for folder, fd, rw in held:
+        bind(folder, fd, rw)
+    for path in hide:  # where the binds above put it back, if it lies under /tmp
+        if os.path.isdir(path):
+            _check(libc.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, HIDING_OPTIONS),
+                   f"hiding {path}")
+            for folder, fd, rw in held:
+                if folder.startswith(path + "/"):
+                    bind(folder, fd, rw)
+        elif os.path.exists(path):
+            _check(libc.mount(b"/dev/null", path.encode(), None, MS_BIND, None), f"hiding {path}")
+    for _, fd, _ in held:
         os.close(fd)
 
 

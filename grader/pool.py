@@ -89,10 +89,11 @@ class Spec:
     confine: bool
     compile_cache: str = ""
     visible: tuple[str, ...] = ()
+    hidden: tuple[str, ...] = ()  # what it must not read, where it is confined
 
     def request(self) -> dict:
         return {"confine": self.confine, "compile_cache": self.compile_cache, "cwd": os.getcwd(),
-                "visible": [*self.visible, os.getcwd()], "env": worker_env()}
+                "visible": [*self.visible, os.getcwd()], "hidden": list(self.hidden), "env": worker_env()}
 
 
 class Worker:
@@ -303,7 +304,8 @@ def monitor(request: dict, req_fd: int, resp_fd: int, out_fd: int, status_fd: in
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         if request["confine"] and refused is None:
             try:
-                isolation.confine([request["compile_cache"]] if request["compile_cache"] else [], request["visible"])
+                isolation.confine([request["compile_cache"]] if request["compile_cache"] else [], request["visible"],
+                                  request["hidden"])
                 mode = "namespaces"
             except isolation.Refused as exc:
                 status.sendall(f"refused {exc.strerror}\n".encode())

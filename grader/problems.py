@@ -49,6 +49,12 @@ def cache_folder(root: Path) -> Path:
     return Path(os.environ.get("GRADE_CACHE_DIR") or root / ".grade" / "cache")
 
 
+def hidden_from_learners(root: Path) -> tuple[str, ...]:
+    """What learner code must not read, where it is confined: what gives the answer away (the solutions, the
+    reference's outputs kept in the cache, a handout's recorded answers)."""
+    return (str(root / "solutions"), str(cache_folder(root)), *map(str, sorted(root.glob("problems/*/recorded.npz"))))
+
+
 def slugs(root: Path) -> list[str]:
     """Every problem, in the learning order: by the ``order`` of its problem.toml, then by name (a problem
     without one, or whose problem.toml does not read, comes last)."""

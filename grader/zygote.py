@@ -295,12 +295,13 @@ def imports_of(source: str) -> list[str]:
 # -- a run's workers ----------------------------------------------------------------------------------
 
 
-def learner_spec(folder: Path | None, visible: tuple[str, ...] = ()) -> Spec:
-    """A learner's worker: confined, writing only its own compile cache (which nothing trusted reads)."""
+def learner_spec(folder: Path | None, visible: tuple[str, ...] = (), hidden: tuple[str, ...] = ()) -> Spec:
+    """A learner's worker: confined, writing only its own compile cache (which nothing trusted reads),
+    reading nothing in ``hidden``."""
     if folder is None:
-        return Spec(confine=True, visible=visible)
+        return Spec(confine=True, visible=visible, hidden=hidden)
     (folder / "jax-learner").mkdir(parents=True, exist_ok=True)
-    return Spec(confine=True, compile_cache=str(folder / "jax-learner"), visible=visible)
+    return Spec(confine=True, compile_cache=str(folder / "jax-learner"), visible=visible, hidden=hidden)
 
 
 @dataclass
@@ -315,11 +316,13 @@ class Launch:
     own: Zygote | None = None
 
     @classmethod
-    def prepare(cls, reference: Path, cache_folder: Path | None, visible: tuple[str, ...] = ()) -> Launch:
-        """``visible``: folders the learner's code must see (the checkout, the learner's file's folder)."""
+    def prepare(cls, reference: Path, cache_folder: Path | None, visible: tuple[str, ...] = (),
+                hidden: tuple[str, ...] = ()) -> Launch:
+        """``visible``: folders the learner's code must see (the checkout, the learner's file's folder);
+        ``hidden``: what it must not read (:func:`grader.problems.hidden_from_learners`)."""
         if cache_folder is not None:
             cache_folder.mkdir(parents=True, exist_ok=True)
-        spec = learner_spec(cache_folder, visible)
+        spec = learner_spec(cache_folder, visible, hidden)
         found = Zygote.find(cache_folder)
         if found is not None:
             try:

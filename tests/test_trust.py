@@ -7,11 +7,14 @@ only come from the trick.
 
 import ctypes
 import json
+import shutil
+import tempfile
 import os
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -312,6 +315,32 @@ def test_where_namespaces_are_refused_grading_works_and_says_so(tmp_path, submis
     assert not list((tmp_path / "cache").glob("*.npz"))
 
 
+PEEK = '''
+import glob, importlib.util, os
+
+def t5_relative_pos(seed, T, num_buckets, max_distance):
+    root = os.environ["KATA_ROOT"]
+    for path in glob.glob(os.path.join(os.environ["GRADE_CACHE_DIR"], "*.npz")):
+        print("READ", path, len(open(path, "rb").read()))
+    spec = importlib.util.spec_from_file_location("ref", os.path.join(root, "solutions", "t5_relative_pos",
+                                                                        "t5_relative_pos.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # the reference, to answer with
+    return module.t5_relative_pos(seed, T, num_buckets, max_distance)
+'''
+
+
+@needs_namespaces
+def test_confined_code_cannot_read_the_solutions_or_the_kept_reference_outputs(grade_json, submission, private_cache,
+                                                                                monkeypatch):
+    monkeypatch.setenv("KATA_ROOT", str(ROOT))
+    grade_json("t5_relative_pos")  # reference outputs kept in the cache
+    assert list(private_cache.glob("*.npz"))
+    code, report = grade_json("t5_relative_pos", "--file", submission(PEEK))
+    assert (code, report["status"], report["isolation"]) == (1, "error", "namespaces")
+    assert "FileNotFoundError" in report["message"] and "READ" not in report["output"]
+
+
 # -- as an ordinary user ----------------------------------------------------------------------------------
 
 
@@ -319,9 +348,14 @@ def test_where_namespaces_are_refused_grading_works_and_says_so(tmp_path, submis
 def test_an_ordinary_user_is_confined_too(tmp_path):
     """A non-root user (as learners are) gets the same confinement: its own folder read-only, /proc
     showing only its own process, no network."""
-    owned = tmp_path / "owned"
+    base = Path(tempfile.mkdtemp())  # readable by that user: what keeps it out is the confinement
+    os.chmod(base, 0o755)
+    owned, hidden = base / "owned", base / "solutions"
+    (hidden / "kept").mkdir(parents=True)
     owned.mkdir()
     os.chown(owned, 65534, 65534)
+    (hidden / "answer.py").write_text("ANSWER = 42\n")
+    (hidden / "kept" / "mine.txt").write_text("mine\n")
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -330,7 +364,7 @@ def test_an_ordinary_user_is_confined_too(tmp_path):
             os.setresgid(65534, 65534, 65534)
             os.setresuid(65534, 65534, 65534)
             ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: as a process that never was root
-            isolation.confine([], [str(owned)])
+            isolation.confine([], [str(owned), str(hidden / "kept")], [str(hidden)])
             inner = os.fork()
             if inner == 0:
                 result = []
@@ -343,6 +377,8 @@ def test_an_ordinary_user_is_confined_too(tmp_path):
                         pass
                     result.append(sorted(p for p in os.listdir("/proc") if p.isdigit()))
                     result.append(os.getuid())
+                    result.append(sorted(os.listdir(hidden)))  # only what must stay visible inside it
+                    result.append((hidden / "kept" / "mine.txt").read_text())
                 except BaseException as exc:  # noqa: BLE001
                     result.append(repr(exc))
                 os.write(write, json.dumps(result).encode())
@@ -357,9 +393,10 @@ def test_an_ordinary_user_is_confined_too(tmp_path):
     os.close(read)
     if result and isinstance(result[0], str) and "refused" in result[0]:
         pytest.skip(f"this kernel refuses namespaces to ordinary users: {result[0]}")
-    assert result == [["1"], 65534]
-    # Checked from outside: that user could have written there, unconfined.
+    assert result == [["1"], 65534, ["kept"], "mine\n"]
+    # Checked from outside: that user could have written there, and read the answer, unconfined.
     assert not (owned / "x").exists()
+    shutil.rmtree(base)
 
 
 def test_the_isolation_probe_names_the_refusal():
