@@ -19,21 +19,9 @@ REFERENCE = {slug: ROOT / "solutions" / slug / f"{slug}.py" for slug in ("t5_rel
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """tests/test_problems.py first: its `grade check` over every problem is the longest single task, so it
-    starts first (with pytest-xdist, its file goes to the first worker)."""
+    """tests/test_problems.py first: its checks of the problems are most of the suite's work, so with
+    pytest-xdist they start first, each problem in one test process (see there)."""
     items.sort(key=lambda item: getattr(getattr(item, "module", None), "__name__", "") != "test_problems")
-
-
-def pytest_collection_finish(session):
-    """`grade check` over every problem starts in the background as soon as a test that needs it is selected
-    (see tests/test_problems.py), when the tests run in this process; a pytest-xdist worker starts it when
-    it runs the first of those tests (each worker collects every test, and runs only some)."""
-    if hasattr(session.config, "workerinput"):
-        return
-    for item in session.items:
-        if getattr(getattr(item, "module", None), "__name__", "") == "test_problems":
-            item.module.start_check()
-            return
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -5,10 +5,10 @@ One test per item, so a failure names the problem and the variant; each problem 
 session.
 """
 
+import functools
 import os
 import shutil
 import tempfile
-from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
@@ -18,39 +18,20 @@ from grader import check, problems
 SLUGS = problems.slugs(ROOT)
 
 
-def _check_every_problem() -> dict[str, dict[str, check.Row]]:
-    """`grade check` over every problem once, problems in parallel as the command does it, in a cache of
-    its own (removed afterwards)."""
-    by_slug: dict[str, dict[str, check.Row]] = {slug: {} for slug in SLUGS}
+PROGRESS: dict[str, list[str]] = {}  # what `grade check` shows on a terminal while it runs, by problem
+
+
+@functools.cache
+def rows(slug: str) -> dict[str, check.Row]:
+    """`grade check <slug>`, once per test process, in a cache of its own (removed afterwards): from
+    nothing, as an instructor's first check."""
     folder = tempfile.mkdtemp(prefix="grade-check-cache-")
     try:
-        for row in check.check_in_parallel(ROOT, SLUGS, update_golden=False, env=dict(os.environ, GRADE_CACHE_DIR=folder),
-                                           progress=PROGRESS.append):
-            by_slug[row.problem][row.item] = row
+        found = check.check_in_parallel(ROOT, [slug], update_golden=False, env=dict(os.environ, GRADE_CACHE_DIR=folder),
+                                        progress=PROGRESS.setdefault(slug, []).append)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    return by_slug
-
-
-_started: list[Future] = []
-PROGRESS: list[str] = []  # what `grade check` shows on a terminal while it runs
-
-
-def start_check() -> Future:
-    """The check, started in the background once (conftest starts it as soon as these tests are selected:
-    it is most of the suite's work, and the tests that run before these mostly wait on processes and time
-    limits)."""
-    if not _started:
-        _started.append(ThreadPoolExecutor(max_workers=1).submit(_check_every_problem))
-    return _started[0]
-
-
-def all_rows() -> dict[str, dict[str, check.Row]]:
-    return start_check().result()
-
-
-def rows(slug: str) -> dict[str, check.Row]:
-    return all_rows()[slug]
+    return {row.item: row for row in found}
 
 
 def items(slug: str) -> list[str]:
@@ -62,30 +43,35 @@ def items(slug: str) -> list[str]:
     return names
 
 
-CASES = [(slug, item) for slug in SLUGS for item in items(slug)]
+def checks_of(slug: str) -> type:
+    """The tests of one problem, as a class: pytest-xdist's `--dist loadscope` runs a class in one test
+    process, so each problem is checked once, and the processes share the problems out between them."""
+
+    class Checks:
+        @pytest.mark.parametrize("item", items(slug))
+        def test_check_item(self, item):
+            row = rows(slug).get(item)
+            assert row is not None, f"grade check did not report {item!r}: {sorted(rows(slug))}"
+            assert row.ok, row.detail
+
+        def test_check_reports_nothing_unexpected(self):
+            unexpected = {item: row.detail for item, row in rows(slug).items() if not row.ok and item not in items(slug)}
+            assert not unexpected
+
+        def test_each_problem_ships_pitfalls_and_alternatives(self):
+            problem = problems.load(ROOT, slug)
+            assert len(problem.variants("pitfalls")) >= 5
+            assert len(problem.variants("alternatives")) >= 2
+
+        def test_check_reports_its_progress(self):
+            failed = sum(not row.ok for row in rows(slug).values())
+            assert len(PROGRESS[slug]) == 1 and PROGRESS[slug][0].startswith("1 of 1 problem checked in ")
+            assert PROGRESS[slug][0].endswith(f"({slug}: {f'{failed} failed' if failed else 'ok'})")
+
+    Checks.__name__ = Checks.__qualname__ = f"TestCheck_{slug}"
+    return Checks
 
 
-@pytest.mark.parametrize("slug, item", CASES, ids=[f"{s}: {i}" for s, i in CASES])
-def test_check_item(slug, item):
-    row = rows(slug).get(item)
-    assert row is not None, f"grade check did not report {item!r}: {sorted(rows(slug))}"
-    assert row.ok, row.detail
-
-
-@pytest.mark.parametrize("slug", SLUGS)
-def test_check_reports_nothing_unexpected(slug):
-    unexpected = {item: row.detail for item, row in rows(slug).items() if not row.ok and item not in items(slug)}
-    assert not unexpected
-
-
-@pytest.mark.parametrize("slug", SLUGS)
-def test_each_problem_ships_pitfalls_and_alternatives(slug):
-    problem = problems.load(ROOT, slug)
-    assert len(problem.variants("pitfalls")) >= 5
-    assert len(problem.variants("alternatives")) >= 2
-
-
-def test_check_reports_progress_as_each_problem_is_done():
-    all_rows()
-    assert [line.split(" problems checked")[0] for line in PROGRESS] == [f"{k} of {len(SLUGS)}" for k in range(1, len(SLUGS) + 1)]
-    assert sorted(line.rsplit("(", 1)[1].split(":")[0] for line in PROGRESS) == sorted(SLUGS)
+# The longest checks first, so that no test process is left with a long one at the end.
+for _slug in sorted(SLUGS, key=lambda slug: -check.cost(ROOT, slug)):
+    globals()[f"TestCheck_{_slug}"] = checks_of(_slug)
