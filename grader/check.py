@@ -291,7 +291,7 @@ def check_in_parallel(root: Path, slugs: list[str], update_golden: bool, env: di
             for done, future in enumerate(as_completed(started.values()), 1):
                 slug = next(s for s, f in started.items() if f is future)
                 failed = sum(not r.ok for r in future.result())
-                progress(f"{done} of {len(slugs)} problems checked in {time.monotonic() - begun:.0f} s "
+                progress(f"{done} of {len(slugs)} problem{'s' * (len(slugs) > 1)} checked in {time.monotonic() - begun:.0f} s "
                          f"({slug}: {f'{failed} failed' if failed else 'ok'})")
         return [row for slug in slugs for row in started[slug].result()]
 
