@@ -322,9 +322,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true", help="print the rows as one JSON list")
     args = parser.parse_args(argv)
     try:
-        root = problems.find_root()
-        if not (root / "solutions").is_dir():
-            raise problems.UsageError("this is a handout: `grade check` needs the full checkout, with solutions/")
+        root = problems.find_checkout("`grade check`")
         slugs = [problems.load(root, args.problem).slug] if args.problem else problems.slugs(root)
     except (problems.UsageError, problems.ProblemError) as exc:
         print(f"grade: {exc}", file=sys.stderr)

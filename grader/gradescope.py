@@ -131,7 +131,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--force", action="store_true", help="replace the output file if it exists")
     args = parser.parse_args(argv)
     try:
-        root = problems.find_root()
+        root = problems.find_checkout("`grade gradescope`")
         slugs = list(dict.fromkeys(problems.load(root, slug).slug for slug in args.problems))
         if not (args.points > 0 and args.points < float("inf")):
             raise problems.UsageError(f"--points must be a positive number, not {args.points:g}")

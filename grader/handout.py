@@ -279,9 +279,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("problems", nargs="*", help="the problems to include (default: all)")
     args = parser.parse_args(argv)
     try:
-        root = problems.find_root()
-        if not (root / "solutions").is_dir():
-            raise problems.UsageError("a handout is written from the full checkout, with solutions/")
+        root = problems.find_checkout("`grade handout`")
         slugs = [problems.load(root, slug).slug for slug in args.problems] or problems.slugs(root)
         if args.folder.exists():
             raise problems.UsageError(f"{args.folder} exists; a handout is written to a new folder")

@@ -37,11 +37,6 @@ STOP_SECONDS = 5.0  # for a run of `grade` to end after Ctrl-C before it is kill
 
 # -- problem names ----------------------------------------------------------------------------------------
 
-def _problem(root: Path, name: str) -> problems.Problem:
-    """The problem ``name`` of the checkout at ``root``; a UsageError with a suggestion if there is none."""
-    return problems.load(root, name)
-
-
 def _fail(message: str, code: int = EXIT_USAGE) -> int:
     print(f"grade: {message}", file=sys.stderr)
     return code
@@ -189,7 +184,7 @@ def cmd_hint(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         root = problems.find_root()
-        problem = _problem(root, args.problem)
+        problem = problems.load(root, args.problem)
         hints = load_hints(problem)
     except (problems.UsageError, problems.ProblemError) as exc:
         return _fail(str(exc))
@@ -237,7 +232,7 @@ def cmd_reset(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         root = problems.find_root()
-        problem = _problem(root, args.problem)
+        problem = problems.load(root, args.problem)
     except (problems.UsageError, problems.ProblemError) as exc:
         return _fail(str(exc))
     pristine, source = pristine_stub(root, problem.slug)
@@ -323,7 +318,7 @@ def cmd_solution(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         root = problems.find_root()
-        problem = _problem(root, args.problem)
+        problem = problems.load(root, args.problem)
     except (problems.UsageError, problems.ProblemError) as exc:
         return _fail(str(exc))
     if not problem.reference.is_file():
@@ -360,7 +355,7 @@ def cmd_watch(argv: list[str]) -> int:
     try:
         root = problems.find_root()
         if args.problem is not None:
-            _problem(root, args.problem)
+            problems.load(root, args.problem)
         elif args.file is not None:
             raise problems.UsageError("--file needs the problem it is a solution of: grade watch <problem> --file PATH")
         if args.file is not None and not args.file.is_file():

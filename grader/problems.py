@@ -44,6 +44,14 @@ def find_root(start: Path | None = None) -> Path:
     raise UsageError(f"no kata checkout (a folder with problems/ and solutions/) at or above {here}")
 
 
+def find_checkout(command: str) -> Path:
+    """:func:`find_root`, for a command that needs the solutions (``command`` names it): not a handout."""
+    root = find_root()
+    if not (root / "solutions").is_dir():
+        raise UsageError(f"this is a handout: {command} needs the full checkout, with solutions/")
+    return root
+
+
 def cache_folder(root: Path) -> Path:
     """Where reference outputs, drawn inputs and compiled programs are kept (GRADE_CACHE_DIR overrides)."""
     return Path(os.environ.get("GRADE_CACHE_DIR") or root / ".grade" / "cache")
