@@ -449,7 +449,8 @@ class Watcher:
     def wait_for_change(self, graded: str | None) -> None:
         """Returns once the file's contents differ from ``graded`` (several saves in quick succession are
         one change). File-system events through watchfiles; where they cannot be had, polling."""
-        if file_digest(self.path) != graded:
+        if file_digest(self.path) != graded:  # saved while it was being graded
+            self.settle()
             return
         if self.mode in ("events", "poll"):
             try:
@@ -460,13 +461,13 @@ class Watcher:
                 try:
                     for _ in self.changes(watchfiles):
                         if file_digest(self.path) != graded:
-                            return
+                            break
                 except (OSError, RuntimeError) as exc:
                     self.fall_back("poll" if self.mode == "events" else "stat", str(exc) or type(exc).__name__)
                     return self.wait_for_change(graded)
         while file_digest(self.path) == graded:
             time.sleep(POLL_MS / 1000)
-        self.settle()
+        self.settle()  # a change seen mid-way through several saves: grade the last of them
 
     def changes(self, watchfiles):
         """watchfiles' changes to the watched file (its folder is watched, so that a save that replaces the
