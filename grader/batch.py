@@ -490,10 +490,12 @@ def record(book: Gradebook, progress: Progress, row: Row, verdict: str) -> None:
 
 
 def prime(problem: problems.Problem, args: argparse.Namespace, limit: float, stop: threading.Event) -> int | None:
-    """Grade the reference once, alone, so that the parallel grades find a zygote that has imported JAX
-    (and the reference's outputs cached); EXIT_USAGE, with the command's sentence, where the problem is
-    broken. A verdict other than a pass changes nothing: the class's grades say what they say."""
-    done = run_command(grade_command(problem.slug, problem.reference, args), limit, stop)
+    """Grade the reference once, alone (in a handout, which has none, the stub), so that the parallel
+    grades find a zygote that has imported JAX (and the reference's outputs cached); EXIT_USAGE, with the
+    command's sentence, where the problem is broken. A verdict other than a pass changes nothing: the
+    class's grades say what they say."""
+    first = problem.stub if problem.handout else problem.reference
+    done = run_command(grade_command(problem.slug, first, args), limit, stop)
     if done.returncode == EXIT_USAGE:
         said = done.stderr.decode(errors="replace").strip().splitlines()
         return usage_error(f"{problem.slug} cannot be graded: {said[-1] if said else 'grade exited with status 2'}")

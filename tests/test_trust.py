@@ -239,14 +239,14 @@ def run_command(*argv, env):
 
 
 def test_a_variable_that_changes_numerics_never_reuses_what_was_kept_without_it(tmp_path):
-    """Flax derives parameters differently with FLAX_FIX_RNG_SEPARATOR, so the mini T5 reference no
-    longer gives the statement's outputs: with it, the problem is reported broken (never a verdict on
+    """Flax derives parameters differently with FLAX_FIX_RNG_SEPARATOR, so the relative bias reference
+    no longer gives the statement's outputs: with it, the problem is reported broken (never a verdict on
     the learner from outputs kept without it); without it again, nothing kept with it is reused."""
     env = dict(os.environ, GRADE_CACHE_DIR=str(tmp_path / "cache"), GRADE_WARM_SECONDS="60")
     try:
         for value in (None, "1", None):
             run_env = dict(env, FLAX_FIX_RNG_SEPARATOR=value) if value else env
-            code, report = run_command("mini_t5_forward", "--file", REFERENCE["mini_t5_forward"], env=run_env)
+            code, report = run_command("t5_relative_bias", "--file", REFERENCE["t5_relative_bias"], env=run_env)
             if value:
                 assert report["status"] == "error" and "the problem is broken" in report["message"]
                 assert "FLAX_" in report["message"]
