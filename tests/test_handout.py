@@ -79,6 +79,16 @@ def test_the_command_line_works_in_a_handout_and_refuses_what_needs_the_solution
     done = cli(SLUG, "--part", "Anything", cwd=copy)
     assert done.returncode == 2 and "full checkout" in done.stderr
     assert cli("list", cwd=copy).returncode == 0
+    class_folder = tmp_path / "class"  # a class graded from the handout, as a teaching assistant would
+    for student, source in (("ada", ROOT / "solutions" / SLUG / f"{SLUG}.py"),
+                            ("bo", copy / "problems" / SLUG / f"{SLUG}.py")):
+        (class_folder / student).mkdir(parents=True)
+        (class_folder / student / f"{SLUG}.py").write_text(source.read_text())
+    done = cli("batch", SLUG, str(class_folder), "--jobs", "2", "--quiet", "--out", str(tmp_path / "grades"), cwd=copy)
+    assert done.returncode == 0, done.stderr
+    rows = (tmp_path / "grades" / "gradebook.csv").read_text().splitlines()
+    assert [row.split(",")[:4] for row in rows[1:]] == [["ada", str(class_folder / "ada" / f"{SLUG}.py"), "pass", "1"],
+                                                        ["bo", str(class_folder / "bo" / f"{SLUG}.py"), "not_started", "0"]]
     done = cli("handout", str(copy), SLUG, cwd=ROOT)  # never over an existing folder
     assert done.returncode == 2 and "exists" in done.stderr
     done = cli("handout", str(tmp_path / "x"), "no_such_problem", cwd=ROOT)
