@@ -15,7 +15,8 @@ from grader.pool import worker_env
 os.environ["XLA_FLAGS"] = worker_env()["XLA_FLAGS"]
 
 ROOT = Path(__file__).resolve().parent.parent
-REFERENCE = {slug: ROOT / "solutions" / slug / f"{slug}.py" for slug in ("t5_relative_pos", "rmsnorm", "t5_relative_bias", "mini_t5_forward")}
+REFERENCE = {slug: ROOT / "solutions" / slug / f"{slug}.py"
+             for slug in ("t5_relative_pos", "rmsnorm", "t5_relative_bias", "mini_t5_forward")}
 
 
 def pytest_collection_modifyitems(session, config, items):
