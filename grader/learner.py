@@ -42,6 +42,17 @@ def _fail(message: str, code: int = EXIT_USAGE) -> int:
     return code
 
 
+def _problem_command(command: str, doc: str, argv: list[str], options=lambda parser: None):
+    """``argv`` of `grade <command> <problem> ...` parsed (``options`` adds the command's own), the checkout
+    and the problem; a problem that is not there raises problems.UsageError or ProblemError."""
+    parser = argparse.ArgumentParser(prog=f"grade {command}", description=doc)
+    parser.add_argument("problem", help="the problem's name, e.g. t5_relative_pos")
+    options(parser)
+    args = parser.parse_args(argv)
+    root = problems.find_root()
+    return args, root, problems.load(root, args.problem)
+
+
 # -- the state file -----------------------------------------------------------------------------------------
 
 def state_path(root: Path) -> Path:
@@ -178,13 +189,11 @@ def load_hints(problem: problems.Problem) -> list[str]:
 def cmd_hint(argv: list[str]) -> int:
     """Show the next hint for a problem, one at a time, from a gentle nudge to close to the answer:
     `grade hint <problem> [--reset]`."""
-    parser = argparse.ArgumentParser(prog="grade hint", description=cmd_hint.__doc__)
-    parser.add_argument("problem", help="the problem's name, e.g. t5_relative_pos")
-    parser.add_argument("--reset", action="store_true", help="forget the hints shown: the next is the first again")
-    args = parser.parse_args(argv)
+    def options(parser):
+        parser.add_argument("--reset", action="store_true", help="forget the hints shown: the next is the first again")
+
     try:
-        root = problems.find_root()
-        problem = problems.load(root, args.problem)
+        args, root, problem = _problem_command("hint", cmd_hint.__doc__, argv, options)
         hints = load_hints(problem)
     except (problems.UsageError, problems.ProblemError) as exc:
         return _fail(str(exc))
@@ -227,12 +236,8 @@ def _terminal_width() -> int:
 def cmd_reset(argv: list[str]) -> int:
     """Put back the untouched stub of a problem; your file is kept next to it as <problem>.py.bak-N:
     `grade reset <problem>`."""
-    parser = argparse.ArgumentParser(prog="grade reset", description=cmd_reset.__doc__)
-    parser.add_argument("problem", help="the problem's name, e.g. t5_relative_pos")
-    args = parser.parse_args(argv)
     try:
-        root = problems.find_root()
-        problem = problems.load(root, args.problem)
+        args, root, problem = _problem_command("reset", cmd_reset.__doc__, argv)
     except (problems.UsageError, problems.ProblemError) as exc:
         return _fail(str(exc))
     pristine, source = pristine_stub(root, problem.slug)
@@ -311,14 +316,12 @@ def write_backup(path: Path, data: bytes) -> Path:
 def cmd_solution(argv: list[str]) -> int:
     """Show the reference solution of a problem once your own file has passed, or after giving up:
     `grade solution <problem> [--give-up]`."""
-    parser = argparse.ArgumentParser(prog="grade solution", description=cmd_solution.__doc__)
-    parser.add_argument("problem", help="the problem's name, e.g. t5_relative_pos")
-    parser.add_argument("--give-up", action="store_true",
-                        help="show it before you pass; `grade list` will say you gave up on the problem")
-    args = parser.parse_args(argv)
+    def options(parser):
+        parser.add_argument("--give-up", action="store_true",
+                            help="show it before you pass; `grade list` will say you gave up on the problem")
+
     try:
-        root = problems.find_root()
-        problem = problems.load(root, args.problem)
+        args, root, problem = _problem_command("solution", cmd_solution.__doc__, argv, options)
     except (problems.UsageError, problems.ProblemError) as exc:
         return _fail(str(exc))
     if not problem.reference.is_file():
