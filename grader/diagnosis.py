@@ -7,7 +7,7 @@ import numpy as np
 
 from grader import parts, relations
 from grader.engine import Session
-from grader.trusted import ReferenceError
+from grader.trusted import ReferenceError, TrustedFailure
 from grader.verdict import Check, Diagnosis, Outcome, Pitfall, Status, Verdict
 
 PROBES = 48  # inputs beyond the failing one on which a named mistake must agree with the learner's outputs
@@ -95,8 +95,10 @@ def name_pitfall(session: Session, outcome: Outcome) -> tuple[Pitfall | None, li
     for key in missing:
         try:
             outputs[key] = trusted.collect(key, outcome.args)
+        except TrustedFailure:
+            raise  # not the variant's answer: naming stops, rather than pass over a variant unheard
         except ReferenceError:
-            pass
+            pass  # the variant raised: it is not what the learner's output shows
     signatures = {key: diagnosis for key, (_, diagnosis) in keys.items()}
     expected = trusted.output("reference", outcome.args)
     actual = outcome.actual.reshape(-1)

@@ -423,6 +423,8 @@ class Session:
                                 + self.second.output.text())
         if self.owns_trusted:
             self.trusted.close()
+        else:  # shared: the run's time limit ends with the run
+            self.trusted.deadline = None
         if self.launch is not None:
             self.launch.close()
         return printed

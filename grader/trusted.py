@@ -30,7 +30,12 @@ class ReferenceError(RuntimeError):
     """A trusted module failed, or the reference disagrees with the statement: the problem is broken."""
 
 
-class TrustedTimeout(ReferenceError):
+class TrustedFailure(ReferenceError):
+    """The trusted worker itself failed (it ended, or did not answer), not a module it runs: nothing can be
+    said about a module's outputs from it."""
+
+
+class TrustedTimeout(TrustedFailure):
     """The trusted worker did not answer within the time left to the run."""
 
 
@@ -94,7 +99,7 @@ class Trusted:
         self.deadline: float | None = None  # no wait here goes past it (the run's own limit)
         self.worker: Worker | None = None
         self.modules: set[str] = set()
-        self.paths: dict[str, Path] = {}
+        self.paths: dict[str, Path] = {"reference": problem.reference}
         self.unacknowledged: list[str] = []  # modules whose load reply is still to come
         self.pending: list[tuple[str, str, dict]] = []  # (key, digest, args) of batch answers to come
         self.direct_jit = True  # the mode of the last single request
@@ -145,18 +150,14 @@ class Trusted:
     # -- the worker --------------------------------------------------------------------------------------
 
     def start(self, modules: dict[str, Path] | None = None) -> Worker:
-        """The worker, started on first need, with the reference and ``modules`` (key -> path) loaded.
-        Anything new sent to the worker first cancels the rest of a pending batch."""
+        """The worker, started on first need, with the reference and ``modules`` (key -> path) loaded; a
+        worker started afresh loads again every module loaded before. Anything new sent to the worker
+        first cancels the rest of a pending batch."""
         self.cancel_pending()
         if self.worker is not None and self.worker.poll() is not None:
             self.worker.close()  # died (a trusted module misbehaved): start afresh
             self.worker = None
             self.modules.clear()
-        if self.worker is None:
-            folder = self.cache_folder
-            self.worker = Worker(Spec(confine=False, compile_cache=str(folder / "jax-trusted") if folder else ""),
-                                 self.zygote)
-            self._load("reference", self.problem.reference, self.sources["reference"])
         for key, path in (modules or {}).items():
             for jit in (True, False):
                 if (key, jit) not in self.caches:
@@ -164,15 +165,21 @@ class Trusted:
                     # The reference's source counts too: a variant may be the reference with one override.
                     sources = [path, self.problem.reference] + self.hook_sources
                     self.caches[key, jit] = cache_mod.ReferenceCache(self.cache_folder, name, sources)
+            if key not in self.sources:
+                self.sources[key], self.paths[key] = path.read_bytes(), path
+        if self.worker is None:
+            folder = self.cache_folder
+            self.worker = Worker(Spec(confine=False, compile_cache=str(folder / "jax-trusted") if folder else ""),
+                                 self.zygote)
+        for key, source in self.sources.items():  # the reference first
             if key not in self.modules:
-                self._load(key, path, path.read_bytes())
+                self._load(key, self.paths[key], source)
         return self.worker
 
     def _load(self, key: str, path: Path, source: bytes) -> None:
         """Send a load; its reply is checked when the next reply is awaited (meanwhile JAX imports)."""
         self.worker.request(*load_request(self.problem, key, path, source))
         self.modules.add(key)
-        self.paths[key] = path
         self.unacknowledged.append(key)
 
     def _left(self, timeout: float) -> float:
@@ -188,7 +195,7 @@ class Trusted:
             self.pending = []
             if failure.kind == "timeout":
                 raise TrustedTimeout(f"the reference's worker did not answer within {timeout:.0f} s") from None
-            raise ReferenceError(f"the worker running the reference of {self.problem.slug} failed: "
+            raise TrustedFailure(f"the worker running the reference of {self.problem.slug} failed: "
                                  f"{failure.message}") from None
 
     def acknowledge(self) -> None:
@@ -286,7 +293,8 @@ class Trusted:
         return None if cache is None else cache.get(self.digest(args))
 
     def outputs(self, key: str, cases: list[dict]) -> list[np.ndarray | None]:
-        """``key``'s flat outputs on ``cases``, cached or in one batch (None where it fails on a case)."""
+        """``key``'s flat outputs on ``cases``, cached or in one batch (None where a variant fails on a
+        case; a failure of the reference, or of the worker, raises)."""
         outputs = [self.cached(key, args) for args in cases]
         missing = [args for args, out in zip(cases, outputs) if out is None]
         if missing:
@@ -295,8 +303,8 @@ class Trusted:
             if outputs[i] is None:
                 try:
                     outputs[i] = self.collect(key, args)
-                except ReferenceError:
-                    if key == "reference":
+                except ReferenceError as exc:
+                    if key == "reference" or isinstance(exc, TrustedFailure):
                         raise
         return outputs
 

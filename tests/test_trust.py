@@ -287,6 +287,57 @@ def test_a_cached_reference_output_that_contradicts_the_statement_is_recomputed(
     assert (code, report["status"]) == (1, "fail")
 
 
+# -- a reference worker shared between runs (grade check, grade handout) ---------------------------------
+
+def bucketing(body: str) -> str:
+    return ("import os\n\nimport jax.numpy as jnp\n\n\ndef t5_relative_pos(seed, T, num_buckets, max_distance):\n"
+            f"    {body}\n    return jnp.full(T * T, T, jnp.float32)\n")
+
+
+def sizes(*Ts: int) -> list[dict]:
+    return [dict(seed=0, T=T, num_buckets=8, max_distance=20) for T in Ts]
+
+
+def test_a_shared_reference_worker_keeps_no_time_limit_of_a_run_that_ended():
+    """A run's time limit binds the shared worker while the run lasts, not after: what is asked of the
+    worker later (a handout recording every known mistake's outputs) waits as long as it takes."""
+    from grader import handout
+    from grader.engine import Options, grade
+    from grader.trusted import Trusted
+
+    problem = problems.load(ROOT, "t5_relative_bias")
+    name, path = next(iter(problem.variants("pitfalls").items()))
+    trusted = Trusted(problem, use_cache=False)
+    try:
+        grade(problem, path, Options(problem_seconds=1), trusted=trusted, subject_key=f"pitfall_{name}")
+        time.sleep(1)  # past that run's limit
+        later = handout.draw(problem, 4 * problem.max_examples)[-4:]  # inputs that run did not reach
+        assert all(out is not None for out in trusted.outputs(f"pitfall_{name}", later))
+    finally:
+        trusted.close()
+
+
+def test_a_reference_worker_that_ends_is_not_taken_for_a_variant_that_raised(tmp_path):
+    """A variant that raises has no answer on that input; a worker that ends says nothing of any variant
+    (raising, not None, so that no mistake is named or recorded from its silence), and the worker started
+    afresh has every module loaded again."""
+    from grader.trusted import Trusted, TrustedFailure
+
+    raises, exits = tmp_path / "raises.py", tmp_path / "exits.py"
+    raises.write_text(bucketing("if T == 3:\n        raise ValueError('T is 3')"))
+    exits.write_text(bucketing("if T == 3:\n        os._exit(3)"))
+    trusted = Trusted(problems.load(ROOT, "t5_relative_pos"), use_cache=False)
+    try:
+        trusted.start({"raises": raises, "exits": exits})
+        found = trusted.outputs("raises", sizes(2, 3, 4))
+        assert [out is None for out in found] == [False, True, False]
+        with pytest.raises(TrustedFailure):
+            trusted.outputs("exits", sizes(2, 3, 4))
+        assert [out[0] for out in trusted.outputs("raises", sizes(5, 6))] == [5, 6]
+    finally:
+        trusted.close()
+
+
 # -- where the kernel refuses namespaces -----------------------------------------------------------------
 
 REFUSE = "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\""
