@@ -1,11 +1,13 @@
 """What a handout loses against the full checkout, measured on the project's own known-wrong variants.
 
 Writes a handout of the problems named (default: every problem) to a temporary folder, then grades every
-known-wrong variant in both, as a learner's file, twice: as a learner meets it (fixed examples first) and
-on generated inputs alone (where the checkout shrinks the first failing input with Hypothesis and the
+known-wrong variant in both twice: as a learner meets it (fixed examples first) and on generated inputs
+alone (where the checkout shrinks the first failing input with Hypothesis and the
 handout picks the smallest failing input of its recorded pool). Prints, per problem: how many variants fail
 and are named as themselves in each, and the size of the counterexample (array elements, then the integer
-arguments' sum) in each.
+arguments' sum) in each. In the checkout a variant runs as `grade check` runs it (a trusted module: a
+variant that overrides parts of the reference imports solutions/, which confined learner code cannot
+read); in the handout it runs as a learner's file.
 
     .venv/bin/python benchmarks/handout.py [problem ...]
 """
@@ -29,9 +31,11 @@ from grader.engine import Options, grade  # noqa: E402
 
 def verdicts(root: Path, slug: str, variants: dict[str, Path], fixed: bool) -> dict[str, tuple]:
     problem = problems.load(root, slug)
+    checkout = root == ROOT
     found = {}
     for name, path in variants.items():
-        verdict = grade(problem, path, Options(), fixed=fixed, extra=partial(diagnosis.explain, name_only=True))
+        verdict = grade(problem, path, Options(), fixed=fixed, extra=partial(diagnosis.explain, name_only=True),
+                        subject_key=f"pitfall_{name}" if checkout else None)
         case = verdict.counterexample.args if verdict.counterexample is not None else None
         found[name] = (str(verdict.status), verdict.pitfall.id if verdict.pitfall else None,
                        handout.case_size(case)[:2] if case else None)
