@@ -86,7 +86,7 @@ class Trusted:
     def __init__(self, problem: Problem, use_cache: bool = True, zygote=None):
         self.problem = problem
         self.zygote = zygote
-        self.sources = {"reference": problem.reference.read_bytes()}
+        self.sources = {"reference": problem.reference.read_bytes()}  # every module loaded, read once
         self.hooks = problem.hooks()
         self.cache_folder = cache_folder(problem.root) if use_cache else None
         self.hook_sources = [problem.solution_folder / "grading.py"] if self.hooks else []
