@@ -2,12 +2,12 @@
 
 Writes a handout of the problems named (default: every problem) to a temporary folder, then grades every
 known-wrong variant in both twice: as a learner meets it (fixed examples first) and on generated inputs
-alone (where the checkout shrinks the first failing input with Hypothesis and the
-handout picks the smallest failing input of its recorded pool). Prints, per problem: how many variants fail
-and are named as themselves in each, and the size of the counterexample (array elements, then the integer
-arguments' sum) in each. In the checkout a variant runs as `grade check` runs it (a trusted module: a
-variant that overrides parts of the reference imports solutions/, which confined learner code cannot
-read); in the handout it runs as a learner's file.
+alone (where the checkout shrinks the first failing input with Hypothesis and the handout picks the
+smallest failing input of its recorded pool). Prints, per problem: how many variants fail and are named
+as themselves in each, and the size of the counterexample (array elements, then the integer arguments'
+sum) in each. In the checkout a variant runs as `grade check` runs it (a trusted module: a variant that
+overrides parts of the reference imports solutions/, which confined learner code cannot read); in the
+handout it runs as a learner's file.
 
     .venv/bin/python benchmarks/handout.py [problem ...]
 """
