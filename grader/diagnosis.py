@@ -104,11 +104,14 @@ def name_pitfall(session: Session, outcome: Outcome) -> tuple[Pitfall | None, li
     actual = outcome.actual.reshape(-1)
     candidates = [key for key, out in outputs.items()
                   if fits(session, outcome.args, out, actual, expected, signatures[key], strict=True)]
-    if candidates:
+    # A known-wrong variant graded as the learner (`grade check`) agrees with its own outputs everywhere:
+    # only the other candidates need the probes.
+    others = [key for key in candidates if key != session.key]
+    if others:
         probes = evidence(session, outcome.args)
         answers = session.answers(probes)
         references = trusted.outputs("reference", probes)
-        for key in list(candidates):
+        for key in others:
             for args, out, answer, reference in zip(probes, trusted.outputs(key, probes), answers, references):
                 if answer is not None and not fits(session, args, out, answer, reference, signatures[key]):
                     candidates.remove(key)

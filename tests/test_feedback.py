@@ -87,6 +87,34 @@ def inputs():
     assert check.main(["t5_relative_pos"]) == 1
 
 
+def test_check_asks_a_failing_variant_for_no_more_than_naming_it_needs():
+    """`grade check` grades each known-wrong variant in the reference's worker. A variant agrees with its
+    own outputs everywhere, so naming it asks every variant only for its output on the failing input (a
+    learner's submission is tried on the other inputs too: the naming tests above); and a failing
+    variant's parameter tree, which cannot change its verdict, is not traced."""
+    from functools import partial
+
+    from grader import diagnosis
+    from grader.engine import Options, grade
+    from grader.trusted import Trusted
+
+    for slug, name in (("t5_relative_pos", "swapped_direction"), ("rmsnorm", "eps_outside_sqrt")):
+        problem = problems.load(ROOT, slug)
+        trusted = Trusted(problem, use_cache=False)
+        try:
+            verdict = grade(problem, problem.variants("pitfalls")[name], Options(), trusted=trusted,
+                            extra=partial(diagnosis.explain, name_only=True), subject_key=f"pitfall_{name}")
+            assert verdict.status == "fail" and verdict.pitfall.id == name
+            failing = trusted.digest(verdict.counterexample.args)
+            asked = {key: list(cache.entries) for (key, _), cache in trusted.caches.items()
+                     if key != "reference" and cache.entries}
+            assert set(asked) == {f"pitfall_{n}" for n in problem.variants("pitfalls")}
+            assert all(digests == [failing] for digests in asked.values()), asked
+            assert not verdict.params_diff and not [key for key, _ in trusted.trees if key != "reference"]
+        finally:
+            trusted.close()
+
+
 def test_a_changed_parameter_tree_is_reported_first_by_path(grade_json, grade, submission):
     reference = REFERENCE["mini_t5_forward"].read_text()
     renamed = reference.replace("self.up", "self.hidden")  # a submodule renamed: new path, new params
