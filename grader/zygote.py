@@ -130,9 +130,16 @@ def discard(folder: Path, name: str) -> None:
     pid = recorded(folder, name)
     if pid is not None:
         try:
+            handle = os.pidfd_open(pid)
+        except OSError:
+            handle = None
+        try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
+        if handle is not None:  # gone before this returns (a killed JAX process takes a moment to end)
+            select.select([handle], [], [], 2.0)
+            os.close(handle)
     remove_files(folder, name)
 
 
