@@ -100,7 +100,7 @@ class Session:
             self.launch = launch or Launch.prepare(problem.reference, cache_folder(problem.root) if options.use_cache else None,
                                                    (str(problem.root), str(self.learner_path.parent)),
                                                    hidden_from_learners(problem.root))
-            self.isolation = "namespaces" if self.launch.refused() is None else "none"
+            self.isolation = self.launch.isolation()
         if trusted is None and problem.handout:
             from grader.handout import Recorded
 

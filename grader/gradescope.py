@@ -5,7 +5,7 @@ its root and this project inside: the grader, the named problems and their solut
 ``pip install -c requirements.lock .`` needs. Gradescope unpacks it into ``/autograder/source`` and runs
 ``setup.sh`` once, as root, when it builds the autograder's image: Python 3.11 or newer (apt-get where the
 image has none), the project in a virtual environment ``/autograder/source/.venv``, an unprivileged user
-to grade as, and each problem's reference graded once (which fills the caches and fails the build if the
+for learner code to run as, and each problem's reference graded once (which fills the caches and fails the build if the
 install does not work).
 
 For each submission Gradescope runs ``run_autograder``, which runs :func:`autograde` (``python -m
@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -86,10 +85,7 @@ for slug in $problems; do
   echo "setup: grading the reference of $slug"
   (cd "$source" && run env GRADE_WARM_SECONDS=0 "$venv/bin/grade" "$slug" --file "solutions/$slug/$slug.py")
 done
-if [ -n "$user" ]; then
-  run mkdir -p "$source/.grade/home"
-  run chown -R "$user" "$source/.grade"
-fi
+run chmod -R go-rwx "$source/solutions" "$source/.grade"  # root's alone: learner code runs as $user
 """
 
 RUN = r"""#!/usr/bin/env bash
@@ -126,8 +122,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--visibility", choices=formats.VISIBILITIES, default="visible",
                         help="when students see the results (default: visible, at once)")
     parser.add_argument("--run-as", default=DEFAULT_USER, metavar="USER",
-                        help=f"the unprivileged user that grades on Gradescope (default: {DEFAULT_USER}; "
-                             "'' grades as root)")
+                        help="the unprivileged user learner code runs as on Gradescope where the kernel "
+                             f"refuses namespaces (default: {DEFAULT_USER}; '' for nobody)")
     parser.add_argument("--force", action="store_true", help="replace the output file if it exists")
     args = parser.parse_args(argv)
     try:
@@ -202,32 +198,32 @@ def autograde(argv: list[str]) -> int:
                               "problem (most likely it ran out of time). This is not a problem with your "
                               "code: please tell your instructor.") for slug in slugs]
     write_results(results, formats.gradescope(verdicts, points, **settings))
-    prefix = runner(config.get("run_as") or "", source, root / "submission")
+    env = grading_env(config.get("run_as") or "", source, root / "submission")
     for i, slug in enumerate(slugs):
         try:
-            verdicts[i] = grade_one(slug, grade, source, root / "submission", prefix)
+            verdicts[i] = grade_one(slug, grade, source, root / "submission", env)
         except Exception as exc:  # noqa: BLE001 - whatever breaks, the student gets a results.json
             print(f"{slug}: the autograder broke: {type(exc).__name__}: {exc}")
             verdicts[i] = formats.unrun(slug, "error", BROKEN.format(f"{type(exc).__name__} in the autograder"))
         write_results(results, formats.gradescope(verdicts, points, execution_time=time.monotonic() - started,
                                                   **settings))
-    stop_zygote(prefix, venv, source)
+    stop_zygote(venv, source, env)
     print(f"wrote {results}")
     return 0
 
 
-def grade_one(slug: str, grade: Path, source: Path, submission: Path, prefix: list[str]) -> dict:
+def grade_one(slug: str, grade: Path, source: Path, submission: Path, env: dict) -> dict:
     """The verdict (an object of grader.report.SCHEMA) of ``<slug>.py`` in ``submission``; for a file
     that is missing or a grading that breaks, one that says so (see :func:`grader.formats.unrun`)."""
     found = submitted_file(submission, slug)
     if isinstance(found, str):
         print(f"{slug}: {found}")
         return formats.unrun(slug, "not_started", found)
-    command = [*prefix, str(grade), slug, "--file", str(found), "--json"]
+    command = [str(grade), slug, "--file", str(found), "--json"]
     print(f"{slug}: {' '.join(command)}", flush=True)
     try:
         done = subprocess.run(command, cwd=source, capture_output=True, text=True, timeout=GRADE_TIMEOUT,
-                              stdin=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL, env=env)
     except subprocess.TimeoutExpired:
         print(f"{slug}: grade did not finish within {GRADE_TIMEOUT} s")
         return formats.unrun(slug, "error", BROKEN.format(f"the grading took longer than {GRADE_TIMEOUT} s"))
@@ -268,34 +264,27 @@ def submitted_file(submission: Path, slug: str) -> Path | str:
             f"{name} (at the top of your upload, or in one folder).")
 
 
-def runner(user: str, source: Path, submission: Path) -> list[str]:
-    """The command prefix that runs a grading as ``user``, the unprivileged user setup.sh made, where this
-    process is root and that user exists (on Gradescope); else none (a test, a local run). Learner code
-    then cannot write the results, the grader or the other problems, even where the kernel refuses the
-    namespaces that confine it."""
-    if not user or os.geteuid() != 0 or shutil.which("runuser") is None:
-        return []
-    try:
-        import pwd
-
-        pwd.getpwnam(user)
-    except KeyError:
-        print(f"no user {user!r}: grading as root")
-        return []
-    home = source / ".grade" / "home"
-    home.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["chown", "-R", user, str(source / ".grade")], check=False)
-    subprocess.run(["chmod", "-R", "a+rX", str(submission)], check=False)
-    return ["runuser", "-u", user, "--", "env", f"HOME={home}"]
+def grading_env(user: str, source: Path, submission: Path) -> dict:
+    """The environment of the gradings. Where this process is root (on Gradescope) and the kernel refuses
+    the namespaces that confine learner code, the grader stays root and learner code runs as ``user``, the
+    unprivileged user setup.sh made (see :mod:`grader.pool`): it then cannot signal, trace or read the
+    grader, nor write the results; what gives the answers away (``solutions/``, the caches) is made
+    root's alone, and the submission readable by all."""
+    if os.geteuid() == 0:
+        for folder in (source / "solutions", source / ".grade"):
+            if folder.exists():
+                subprocess.run(["chmod", "-R", "go-rwx", str(folder)], check=False)
+        subprocess.run(["chmod", "-R", "a+rX", str(submission)], check=False)
+    return dict(os.environ, GRADE_LEARNER_USER=user) if user else dict(os.environ)
 
 
-def stop_zygote(prefix: list[str], venv: Path, source: Path) -> None:
+def stop_zygote(venv: Path, source: Path, env: dict) -> None:
     """Stop the process the gradings forked their workers from, which would wait for a next run that
-    never comes (as the user that started it)."""
+    never comes."""
     code = ("from pathlib import Path; from grader import problems, zygote; "
             "zygote.stop(problems.cache_folder(Path.cwd()))")
     try:
-        subprocess.run([*prefix, str(venv / "bin" / "python"), "-c", code], cwd=source, timeout=60,
+        subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=source, timeout=60, env=env,
                        stdin=subprocess.DEVNULL, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         print(f"the zygote was not stopped: {exc}")

@@ -8,6 +8,11 @@ worker ends it says its exit status; when the grader goes away or asks it to, it
 A confined worker is process 1 of its PID namespace, so killing it ends everything it started; an
 unconfined one is a session leader whose monitor is a subreaper, killing whatever is left below it.
 
+Where the kernel refuses the namespaces and the grader runs as root (an autograder's container), a
+worker for learner code is not left root: it becomes an unprivileged user (``GRADE_LEARNER_USER``,
+default ``nobody``), so that it cannot signal, trace or read the grader's processes, nor read what only
+root may read. It is told as isolation ``user``.
+
 On the grader's side, :class:`Worker` owns one such process from start to end (a context manager).
 """
 
@@ -28,7 +33,7 @@ from grader import protocol
 
 READY_SECONDS = 120.0  # for a worker to start and import JAX
 OUTPUT_KEEP = 4096  # bytes of printed output kept from each end
-PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG = 36, 1
+PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 36, 1, 38
 
 # XLA's CPU compiler spends most of a kata's grading time optimising programs that then run for
 # microseconds: without LLVM optimisation and with the classic (non-MLIR) fusion emitters, compiling
@@ -312,6 +317,8 @@ def monitor(request: dict, req_fd: int, resp_fd: int, out_fd: int, status_fd: in
                 os._exit(1)
         else:
             _prctl(PR_SET_CHILD_SUBREAPER, 1)  # what the worker leaves behind comes back here, to be killed
+            if request["confine"] and learner_user(request["env"]) is not None:
+                mode = "user"
         pid = os.fork()
         if pid == 0:
             status.close()
@@ -383,14 +390,53 @@ def _prctl(option: int, value: int) -> None:
         pass
 
 
+LEARNER_USER = "GRADE_LEARNER_USER"  # the user learner code runs as where root grades unconfined
+
+
+def learner_user(env: dict) -> tuple[int, int] | None:
+    """(uid, gid) an unconfined worker for learner code becomes: the unprivileged user ``env`` names
+    (default ``nobody``) where this process is root and that user exists in its user namespace; else
+    None (the worker stays this process's user)."""
+    if os.geteuid() != 0:
+        return None
+    import pwd
+
+    try:
+        entry = pwd.getpwnam(env.get(LEARNER_USER) or "nobody")
+    except KeyError:
+        return None
+    if entry.pw_uid == 0 or not (_mapped("uid", entry.pw_uid) and _mapped("gid", entry.pw_gid)):
+        return None
+    return entry.pw_uid, entry.pw_gid
+
+
+def _mapped(kind: str, number: int) -> bool:
+    """Whether this user namespace has ``number`` among its ids of ``kind`` (a namespace made with
+    only root mapped has no other user to become)."""
+    try:
+        ranges = [line.split() for line in open(f"/proc/self/{kind}_map").read().splitlines()]
+    except OSError:
+        return True  # no user namespaces here: every id exists
+    return any(int(inner) <= number < int(inner) + int(count) for inner, _, count in ranges)
+
+
 def become_worker(request: dict, mode: str, req_fd: int, resp_fd: int, out_fd: int) -> None:
-    """Turn this fresh fork into a worker: confined (``mode`` "namespaces") or a session of its own."""
+    """Turn this fresh fork into a worker: confined (``mode`` "namespaces"), an unprivileged user
+    (``mode`` "user") or a session of its own."""
     try:
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the monitor killed, by whatever: the worker goes too
         if mode == "namespaces":
             from grader import isolation
 
             isolation.enter()
+        if mode == "user":
+            uid, gid = learner_user(request["env"])
+            os.setgroups([])
+            os.setresgid(gid, gid, gid)
+            os.setresuid(uid, uid, uid)  # for good: no way back to root
+            _prctl(PR_SET_NO_NEW_PRIVS, 1)
+            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a change of user clears it
+            request = dict(request, compile_cache="")  # root's cache folder is not this user's to write
         os.setsid()
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)

@@ -71,8 +71,10 @@ SCHEMA = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "g
     problem=_nullable(_TEXT),
     status={"enum": [s.value for s in HEADLINES]},
     message=_TEXT,
-    isolation={"enum": ["namespaces", "none"],
-               "description": "how learner code was confined; none also when no code ran (a usage error)"},
+    isolation={"enum": ["namespaces", "user", "none"],
+               "description": "how learner code was confined: namespaces; user (the kernel refused them, and "
+                              "root's grader ran it as an unprivileged user); none, also when no code ran "
+                              "(a usage error)"},
     checks={"type": "array", "items": _record(
         "a phase of the run, or a diagnostic", name=_TEXT, status={"enum": [s.value for s in Status]},
         message=_TEXT)},

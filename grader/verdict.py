@@ -84,7 +84,7 @@ class Verdict:
     problem: str
     status: Status
     message: str
-    isolation: str = "none"  # how learner code was confined: "namespaces" or "none"
+    isolation: str = "none"  # how learner code was confined: "namespaces", "user" or "none"
     checks: list[Check] = field(default_factory=list)
     counterexample: Outcome | None = None
     pitfall: Pitfall | None = None

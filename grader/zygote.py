@@ -329,6 +329,8 @@ class Launch:
         ``hidden``: what it must not read (:func:`grader.problems.hidden_from_learners`)."""
         if cache_folder is not None:
             cache_folder.mkdir(parents=True, exist_ok=True)
+            if cache_folder.stat().st_uid == os.geteuid():
+                cache_folder.chmod(0o700)  # this user's alone: learner code running as another cannot read it
         spec = learner_spec(cache_folder, visible, hidden)
         found = Zygote.find(cache_folder)
         if found is not None:
@@ -351,6 +353,14 @@ class Launch:
             return self.own.refused()
         self.learner.started()
         return None if self.learner.isolation == "namespaces" else (self.learner.refused or "not available here")
+
+    def isolation(self) -> str:
+        """How learner code is isolated: "namespaces", "user" (unconfined, as an unprivileged user; see
+        :mod:`grader.pool`) or "none"."""
+        if self.refused() is None:
+            return "namespaces"
+        self.learner.started()
+        return "user" if self.learner.isolation == "user" else "none"
 
     @property
     def zygote(self) -> Zygote | None:

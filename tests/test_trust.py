@@ -366,6 +366,83 @@ def test_where_namespaces_are_refused_grading_works_and_says_so(tmp_path, submis
     assert not list((tmp_path / "cache").glob("*.npz"))
 
 
+# A user namespace that maps the machine's first 65536 ids onto themselves, as root sees its own
+# machine, and refuses namespaces inside: root, where the kernel refuses to confine learner code.
+ROOT_REFUSED = r"""
+import ctypes, os, sys
+ready_r, ready_w = os.pipe()
+go_r, go_w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    if ctypes.CDLL(None, use_errno=True).unshare(0x10000000):
+        os._exit(97)
+    os.write(ready_w, b"1")
+    os.read(go_r, 1)
+    with open("/proc/sys/user/max_user_namespaces", "w") as f:
+        f.write("0")
+    os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
+os.read(ready_r, 1)
+for kind in ("uid", "gid"):
+    with open(f"/proc/{pid}/{kind}_map", "w") as f:
+        f.write("0 0 65536")
+os.write(go_w, b"1")
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+INTRUDER = """
+import os, signal
+
+
+def t5_relative_pos(seed, T, num_buckets, max_distance):
+    print("uid", os.getuid(), os.geteuid())
+    for path in (os.environ["SECRET"], os.environ["GRADE_CACHE_DIR"]):
+        try:
+            os.listdir(path) if os.path.isdir(path) else open(path).read()
+            print("READ", path)
+        except PermissionError:
+            print("refused", path)
+    try:
+        os.kill(os.getppid(), signal.SIGKILL)  # the monitor, root's: it must live to report
+        print("KILLED the monitor")
+    except PermissionError:
+        print("refused kill")
+    try:
+        os.setuid(0)
+        print("BECAME root")
+    except PermissionError:
+        print("refused setuid")
+    return _right(seed, T, num_buckets, max_distance)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or subprocess.run([sys.executable, "-c", ROOT_REFUSED, "-c", "pass"],
+                                                       capture_output=True).returncode != 0,
+                    reason="needs root, and a user namespace to refuse namespaces in")
+def test_where_root_is_refused_namespaces_learner_code_runs_as_an_unprivileged_user(tmp_path):
+    """An autograder's container: the grader is root and the kernel refuses namespaces. Learner code
+    then runs as `nobody` (or GRADE_LEARNER_USER): it cannot read what only root may read (the cache
+    folder, anything made private), signal the grader's processes or become root again."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the answers")
+    secret.chmod(0o600)
+    learner = tmp_path / "lab" / "t5_relative_pos.py"
+    learner.parent.mkdir()
+    learner.write_text(CORRECT.replace("def t5_relative_pos(", "def _right(", 1) + INTRUDER)
+    for folder in (tmp_path, learner.parent):
+        folder.chmod(0o755)
+    env = dict(os.environ, GRADE_CACHE_DIR=str(tmp_path / "cache"), SECRET=str(secret))
+    done = subprocess.run([sys.executable, "-c", ROOT_REFUSED, "-m", "grader.cli", "t5_relative_pos", "--file",
+                           str(learner), "--json"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    report = json.loads(done.stdout)
+    assert (done.returncode, report["status"], report["isolation"]) == (0, "pass", "user"), done.stderr
+    printed = report["output"]
+    assert "uid 65534 65534" in printed
+    assert f"refused {secret}" in printed and f"refused {tmp_path / 'cache'}" in printed
+    assert "refused kill" in printed and "refused setuid" in printed
+    assert not any(word in printed for word in ("READ", "KILLED", "BECAME"))
+    jsonschema.validate(report, report_module.SCHEMA)
+
+
 PEEK = '''
 import glob, importlib.util, os
 
