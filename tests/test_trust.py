@@ -20,7 +20,7 @@ import jsonschema
 import pytest
 
 from conftest import REFERENCE, ROOT, left_behind, live_processes
-from grader import isolation, problems
+from grader import isolation, pool, problems
 from grader import report as report_module
 
 CORRECT = REFERENCE["t5_relative_pos"].read_text()
@@ -421,7 +421,8 @@ def t5_relative_pos(seed, T, num_buckets, max_distance):
 def test_where_root_is_refused_namespaces_learner_code_runs_as_an_unprivileged_user(tmp_path):
     """An autograder's container: the grader is root and the kernel refuses namespaces. Learner code
     then runs as `nobody` (or GRADE_LEARNER_USER): it cannot read what only root may read (the cache
-    folder, anything made private), signal the grader's processes or become root again."""
+    folder, anything made private), signal the grader's processes or become root again. An ordinary
+    user has no other user to become: there learner code runs as that user, unconfined, as it says."""
     secret = tmp_path / "secret.txt"
     secret.write_text("the answers")
     secret.chmod(0o600)
@@ -441,6 +442,21 @@ def test_where_root_is_refused_namespaces_learner_code_runs_as_an_unprivileged_u
     assert "refused kill" in printed and "refused setuid" in printed
     assert not any(word in printed for word in ("READ", "KILLED", "BECAME"))
     jsonschema.validate(report, report_module.SCHEMA)
+
+    # An ordinary user (a learner's machine) has no other user to become: learner code runs as that user,
+    # and the verdict says it ran without isolation.
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.setgroups([])
+        os.setresgid(65534, 65534, 65534)
+        os.setresuid(65534, 65534, 65534)
+        os.write(write, repr(pool.learner_user({})).encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    assert os.read(read, 100) == b"None"
+    os.close(read)
 
 
 PEEK = '''
