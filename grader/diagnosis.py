@@ -7,7 +7,6 @@ import numpy as np
 
 from grader import parts, relations
 from grader.engine import Session
-from grader.trusted import ReferenceError, TrustedFailure
 from grader.verdict import Check, Diagnosis, Outcome, Pitfall, Status, Verdict
 
 PROBES = 48  # inputs beyond the failing one on which a named mistake must agree with the learner's outputs
@@ -88,17 +87,7 @@ def name_pitfall(session: Session, outcome: Outcome) -> tuple[Pitfall | None, li
         return None, []
     keys = {f"pitfall_{name}": note for name, note in notes.items()}
     jit = session.options.jit and session.jit_error is None  # as the learner's code ran: bf16 rounds differently
-    outputs = {key: trusted.cached(key, outcome.args, jit) for key in keys}
-    missing = [key for key, out in outputs.items() if out is None]
-    for key in missing:
-        trusted.request(key, outcome.args, jit=jit)
-    for key in missing:
-        try:
-            outputs[key] = trusted.collect(key, outcome.args)
-        except TrustedFailure:
-            raise  # not the variant's answer: naming stops, rather than pass over a variant unheard
-        except ReferenceError:
-            pass  # the variant raised: it is not what the learner's output shows
+    outputs = trusted.outputs_on(list(keys), outcome.args, jit)  # None: the variant raised there
     signatures = {key: diagnosis for key, (_, diagnosis) in keys.items()}
     expected = trusted.output("reference", outcome.args)
     actual = outcome.actual.reshape(-1)
@@ -109,6 +98,8 @@ def name_pitfall(session: Session, outcome: Outcome) -> tuple[Pitfall | None, li
     others = [key for key in candidates if key != session.key]
     if others:
         probes = evidence(session, outcome.args)
+        if not session.shared:
+            trusted.prefetch("reference", probes)  # computed while the learner's code answers
         answers = session.answers(probes)
         references = trusted.outputs("reference", probes)
         for key in others:

@@ -113,6 +113,12 @@ class Recorded:
             return [self.output(key, args) for args in cases]
         return [self.cached(key, args) for args in cases]
 
+    def prefetch(self, key: str, cases: list[dict]) -> None:
+        pass
+
+    def outputs_on(self, keys: list[str], args: dict, jit: bool = True) -> dict[str, np.ndarray | None]:
+        return {key: self.cached(key, args) for key in keys}
+
     def collect(self, key: str, args: dict, timeout: float = 0) -> np.ndarray:
         return self.output(key, args)
 

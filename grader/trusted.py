@@ -10,6 +10,7 @@ disagrees is dropped and computed again, a fresh one that disagrees is a broken 
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from pathlib import Path
@@ -23,6 +24,7 @@ from grader.pool import Spec, Worker, WorkerFailure
 from grader.problems import Problem, cache_folder, relative
 
 LOAD_SECONDS = 120.0
+SHARE_FROM = 4  # modules to run on one input from which a second worker takes half of them
 CAPTURE_BYTES = 256 << 20  # a model's recorded module calls: inputs, outputs and variables of each
 
 
@@ -103,6 +105,7 @@ class Trusted:
         self.unacknowledged: list[str] = []  # modules whose load reply is still to come
         self.pending: list[tuple[str, str, dict]] = []  # (key, digest, args) of batch answers to come
         self.direct_jit = True  # the mode of the last single request
+        self.twin: Trusted | None = None  # a second worker for the same modules, started on first need
 
     # -- what the statement and the golden file say -----------------------------------------------------
 
@@ -297,7 +300,7 @@ class Trusted:
         case; a failure of the reference, or of the worker, raises)."""
         outputs = [self.cached(key, args) for args in cases]
         missing = [args for args, out in zip(cases, outputs) if out is None]
-        if missing:
+        if missing and not all(self.is_pending(key, args) for args in missing):  # (else: prefetched)
             self.request_batch(key, missing)
         for i, args in enumerate(cases):
             if outputs[i] is None:
@@ -306,6 +309,41 @@ class Trusted:
                 except ReferenceError as exc:
                     if key == "reference" or isinstance(exc, TrustedFailure):
                         raise
+        return outputs
+
+    def prefetch(self, key: str, cases: list[dict]) -> None:
+        """Start computing ``key``'s outputs on ``cases`` (those not cached) while something else runs:
+        :meth:`outputs` on the same cases collects them."""
+        missing = [args for args in cases if self.cached(key, args) is None]
+        if missing:
+            self.request_batch(key, missing)
+
+    def outputs_on(self, keys: list[str], args: dict, jit: bool = True) -> dict[str, np.ndarray | None]:
+        """Each of ``keys``' flat output on ``args``, cached or computed (None where a variant raised; a
+        failure of a worker raises). Naming a mistake runs every known-wrong variant on the failing input,
+        each a program of its own to trace (about a second for a model): with several to run, a second
+        worker takes half of them, on the core the learner's worker leaves idle meanwhile."""
+        outputs = {key: self.cached(key, args, jit) for key in keys}
+        missing = [key for key, out in outputs.items() if out is None]
+        sides = [(self, missing)]
+        if len(missing) >= SHARE_FROM:
+            if self.twin is None:
+                self.twin = copy.copy(self)  # the same sources, paths and caches; a worker of its own
+                self.twin.twin, self.twin.worker, self.twin.modules = None, None, set()
+                self.twin.unacknowledged, self.twin.pending = [], []
+            self.twin.deadline = self.deadline  # this run's
+            sides = [(self, missing[::2]), (self.twin, missing[1::2])]
+        for side, part in sides:
+            for key in part:
+                side.request(key, args, jit)
+        for side, part in sides:
+            for key in part:
+                try:
+                    outputs[key] = side.collect(key, args)
+                except TrustedFailure:
+                    raise  # not the variant's answer: nothing can be said of it
+                except ReferenceError:
+                    pass  # the variant raised: it has no answer here
         return outputs
 
     def output(self, key: str, args: dict) -> np.ndarray:
@@ -343,6 +381,9 @@ class Trusted:
         return None if hook is None else hook(args, expected)
 
     def close(self) -> None:
+        if self.twin is not None:
+            self.twin.close()
+            self.twin = None
         self.cancel_pending()
         if self.worker is not None:
             self.worker.close()
