@@ -87,7 +87,8 @@ def name_pitfall(session: Session, outcome: Outcome) -> tuple[Pitfall | None, li
         return None, []
     keys = {f"pitfall_{name}": note for name, note in notes.items()}
     jit = session.options.jit and session.jit_error is None  # as the learner's code ran: bf16 rounds differently
-    outputs = trusted.outputs_on(list(keys), outcome.args, jit)  # None: the variant raised there
+    # None: the variant raised there. A second worker helps while the learner's worker waits.
+    outputs = trusted.outputs_on(list(keys), outcome.args, jit, share=not session.shared)
     signatures = {key: diagnosis for key, (_, diagnosis) in keys.items()}
     expected = trusted.output("reference", outcome.args)
     actual = outcome.actual.reshape(-1)

@@ -116,7 +116,8 @@ class Recorded:
     def prefetch(self, key: str, cases: list[dict]) -> None:
         pass
 
-    def outputs_on(self, keys: list[str], args: dict, jit: bool = True) -> dict[str, np.ndarray | None]:
+    def outputs_on(self, keys: list[str], args: dict, jit: bool = True,
+                   share: bool = False) -> dict[str, np.ndarray | None]:
         return {key: self.cached(key, args) for key in keys}
 
     def collect(self, key: str, args: dict, timeout: float = 0) -> np.ndarray:

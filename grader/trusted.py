@@ -318,15 +318,17 @@ class Trusted:
         if missing:
             self.request_batch(key, missing)
 
-    def outputs_on(self, keys: list[str], args: dict, jit: bool = True) -> dict[str, np.ndarray | None]:
+    def outputs_on(self, keys: list[str], args: dict, jit: bool = True,
+                   share: bool = False) -> dict[str, np.ndarray | None]:
         """Each of ``keys``' flat output on ``args``, cached or computed (None where a variant raised; a
         failure of a worker raises). Naming a mistake runs every known-wrong variant on the failing input,
-        each a program of its own to trace (about a second for a model): with several to run, a second
-        worker takes half of them, on the core the learner's worker leaves idle meanwhile."""
+        each a program of its own to trace (about a second for a model): with ``share`` (a core is idle
+        meanwhile: the learner's worker waits) and several to run, a second worker takes half of them.
+        Without it they stay in this worker, which has traced them before in `grade check`."""
         outputs = {key: self.cached(key, args, jit) for key in keys}
         missing = [key for key, out in outputs.items() if out is None]
         sides = [(self, missing)]
-        if len(missing) >= SHARE_FROM:
+        if share and len(missing) >= SHARE_FROM:
             if self.twin is None:
                 self.twin = copy.copy(self)  # the same sources, paths and caches; a worker of its own
                 self.twin.twin, self.twin.worker, self.twin.modules = None, None, set()
