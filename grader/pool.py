@@ -327,7 +327,7 @@ def monitor(request: dict, req_fd: int, resp_fd: int, out_fd: int, status_fd: in
             os.close(fd)
         status.sendall(f"pid {pid} {mode}\n".encode())
         code = _watch(pid, status)
-        if mode == "none":
+        if mode != "namespaces":
             _kill_descendants()
         try:
             status.sendall(f"exit {code}\n".encode())

@@ -383,9 +383,9 @@ class Trusted:
         return None if hook is None else hook(args, expected)
 
     def close(self) -> None:
-        if self.twin is not None:
-            self.twin.close()
-            self.twin = None
+        if self.twin is not None and self.twin.worker is not None:
+            self.twin.worker.close()  # what it computed is in the caches it shares with this one
+        self.twin = None
         self.cancel_pending()
         if self.worker is not None:
             self.worker.close()

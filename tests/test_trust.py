@@ -393,8 +393,19 @@ INTRUDER = """
 import os, signal
 
 
+LEFT = []
+
+
 def t5_relative_pos(seed, T, num_buckets, max_distance):
     print("uid", os.getuid(), os.geteuid())
+    if not LEFT:  # a process left behind, on its own: it must end with the run
+        LEFT.append(os.fork())
+        if LEFT[0] == 0:
+            os.setsid()
+            if os.fork() == 0:
+                import time
+                time.sleep(300)
+            os._exit(0)
     for path in (os.environ["SECRET"], os.environ["GRADE_CACHE_DIR"]):
         try:
             os.listdir(path) if os.path.isdir(path) else open(path).read()
@@ -421,7 +432,8 @@ def t5_relative_pos(seed, T, num_buckets, max_distance):
 def test_where_root_is_refused_namespaces_learner_code_runs_as_an_unprivileged_user(tmp_path):
     """An autograder's container: the grader is root and the kernel refuses namespaces. Learner code
     then runs as `nobody` (or GRADE_LEARNER_USER): it cannot read what only root may read (the cache
-    folder, anything made private), signal the grader's processes or become root again. An ordinary
+    folder, anything made private), signal the grader's processes or become root again, and what it
+    leaves running ends with the run. An ordinary
     user has no other user to become: there learner code runs as that user, unconfined, as it says."""
     secret = tmp_path / "secret.txt"
     secret.write_text("the answers")
@@ -432,8 +444,10 @@ def test_where_root_is_refused_namespaces_learner_code_runs_as_an_unprivileged_u
     for folder in (tmp_path, learner.parent):
         folder.chmod(0o755)
     env = dict(os.environ, GRADE_CACHE_DIR=str(tmp_path / "cache"), SECRET=str(secret))
+    before = live_processes()
     done = subprocess.run([sys.executable, "-c", ROOT_REFUSED, "-m", "grader.cli", "t5_relative_pos", "--file",
                            str(learner), "--json"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert not left_behind(before, tmp_path / "cache")
     report = json.loads(done.stdout)
     assert (done.returncode, report["status"], report["isolation"]) == (0, "pass", "user"), done.stderr
     printed = report["output"]
