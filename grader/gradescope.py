@@ -43,7 +43,7 @@ BROKEN = ("The autograder could not grade this problem ({}). This is not a probl
 
 SETUP = r"""#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder: Python >= 3.11 with venv (apt-get where
-# the image has none), this project in a virtual environment, the user that grades, and each problem's
+# the image has none), this project in a virtual environment, the user learner code runs as, and each problem's
 # reference graded once (the caches filled; the build fails if the install does not grade).
 # `bash setup.sh --dry-run` prints the commands that change the system instead of running them.
 set -euo pipefail
@@ -52,7 +52,7 @@ dry=0
 root="${AUTOGRADER_ROOT:-/autograder}"
 source="$root/source"
 venv="${AUTOGRADER_VENV:-$source/.venv}"
-# gradescope.json is one line (grade gradescope writes it so): the problems, and the user that grades.
+# gradescope.json is one line (grade gradescope writes it so): the problems, and the user learner code runs as.
 problems="$(sed -n 's/.*"problems": \[\([^]]*\)\].*/\1/p' "$source/gradescope.json" | tr -d '",')"
 user="$(sed -n 's/.*"run_as": "\([^"]*\)".*/\1/p' "$source/gradescope.json")"
 
@@ -85,7 +85,9 @@ for slug in $problems; do
   echo "setup: grading the reference of $slug"
   (cd "$source" && run env GRADE_WARM_SECONDS=0 "$venv/bin/grade" "$slug" --file "solutions/$slug/$slug.py")
 done
-run chmod -R go-rwx "$source/solutions" "$source/.grade"  # root's alone: learner code runs as $user
+for private in "$source/solutions" "$source/.grade"; do  # root's alone: learner code runs as $user
+  if [ -e "$private" ] || [ "$dry" = 1 ]; then run chmod -R go-rwx "$private"; fi
+done
 """
 
 RUN = r"""#!/usr/bin/env bash

@@ -310,6 +310,8 @@ def test_setup_sh_parses_and_its_dry_run_shows_the_install_without_doing_it(runs
     assert f"+ {venv}/bin/python -m pip install -q -c {source}/requirements.lock {source}" in lines
     for slug in PROBLEMS:
         assert f"+ env GRADE_WARM_SECONDS=0 {venv}/bin/grade {slug} --file solutions/{slug}/{slug}.py" in lines
+    # What gives the answers away is root's alone: learner code runs as another user there.
+    assert lines[-2:] == [f"+ chmod -R go-rwx {source}/solutions", f"+ chmod -R go-rwx {source}/.grade"]
     assert not venv.exists()
 
 
