@@ -304,12 +304,18 @@ class Trusted:
             self.request_batch(key, missing)
         for i, args in enumerate(cases):
             if outputs[i] is None:
-                try:
-                    outputs[i] = self.collect(key, args)
-                except ReferenceError as exc:
-                    if key == "reference" or isinstance(exc, TrustedFailure):
-                        raise
+                outputs[i] = self._answer(key, args)
         return outputs
+
+    def _answer(self, key: str, args: dict) -> np.ndarray | None:
+        """``key``'s answer to its request on ``args``: None where a variant raised there; a failure of the
+        reference, or of the worker (which says nothing of any module), raises."""
+        try:
+            return self.collect(key, args)
+        except ReferenceError as exc:
+            if key == "reference" or isinstance(exc, TrustedFailure):
+                raise
+            return None
 
     def prefetch(self, key: str, cases: list[dict]) -> None:
         """Start computing ``key``'s outputs on ``cases`` (those not cached) while something else runs:
@@ -340,12 +346,7 @@ class Trusted:
                 side.request(key, args, jit)
         for side, part in sides:
             for key in part:
-                try:
-                    outputs[key] = side.collect(key, args)
-                except TrustedFailure:
-                    raise  # not the variant's answer: nothing can be said of it
-                except ReferenceError:
-                    pass  # the variant raised: it has no answer here
+                outputs[key] = side._answer(key, args)
         return outputs
 
     def output(self, key: str, args: dict) -> np.ndarray:

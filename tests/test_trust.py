@@ -433,8 +433,7 @@ def test_where_root_is_refused_namespaces_learner_code_runs_as_an_unprivileged_u
     """An autograder's container: the grader is root and the kernel refuses namespaces. Learner code
     then runs as `nobody` (or GRADE_LEARNER_USER): it cannot read what only root may read (the cache
     folder, anything made private), signal the grader's processes or become root again, and what it
-    leaves running ends with the run. An ordinary
-    user has no other user to become: there learner code runs as that user, unconfined, as it says."""
+    leaves running ends with the run. An ordinary user has no other user to become."""
     secret = tmp_path / "secret.txt"
     secret.write_text("the answers")
     secret.chmod(0o600)
@@ -457,8 +456,8 @@ def test_where_root_is_refused_namespaces_learner_code_runs_as_an_unprivileged_u
     assert not any(word in printed for word in ("READ", "KILLED", "BECAME"))
     jsonschema.validate(report, report_module.SCHEMA)
 
-    # An ordinary user (a learner's machine) has no other user to become: learner code runs as that user,
-    # and the verdict says it ran without isolation.
+    # An ordinary user (a learner's machine) has no other user to become: its workers stay that user (the
+    # verdict then says "none", as in the test above).
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
