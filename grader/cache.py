@@ -100,7 +100,8 @@ def inputs_file(folder: Path | None, slug: str, sources: list[Path], max_example
 
 
 def save_inputs(path: Path, cases: list[dict]) -> None:
-    entries = {f"{i}/{name}": np.asarray(value) for i, case in enumerate(cases) for name, value in case.items()}
+    entries = {f"{i}/{name}": np.asarray(value) for i, case in enumerate(cases) for name, value in case.items()
+               if name != kinds.MOVED}  # (a problem's mark, put back on reading)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")

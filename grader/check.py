@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import diagnosis, learner, new, problems
+from grader import diagnosis, kinds, learner, new, problems
 from grader.engine import Options, grade
 from grader.report import case_from_json, case_to_json
 from grader.trusted import ReferenceError, Trusted
@@ -218,7 +218,7 @@ def check_problem(root: Path, slug: str, update_golden: bool = False, progress=N
         each("stub is not_started", stub)
         for name, path in problem.variants("pitfalls").items():
             if f"pitfall {name}" not in broken:  # its row says why; the others are still graded
-                each(f"pitfall {name}", partial(check_pitfall, graded, name, path))
+                each(f"pitfall {name}", partial(check_pitfall, graded, trusted, name, path))
         for name, path in problem.variants("alternatives").items():
             if f"alternative {name}" not in broken:
                 each(f"alternative {name}", partial(alternative, name, path))
@@ -231,21 +231,90 @@ def skipped(slug: str, item: str, why: str) -> Row:
     return Row(slug, item, False, f"skipped the remaining checks of {slug}: {why}")
 
 
-def check_pitfall(graded, name: str, path: Path) -> tuple[bool, str]:
-    """A known-wrong variant fails and is named as itself: as a learner meets it (fixed examples first),
-    then on generated inputs alone (a mistake only a fixed example catches means the strategy is too weak)."""
+def check_pitfall(graded, trusted: Trusted, name: str, path: Path) -> tuple[bool, str]:
+    """A known-wrong variant fails at the stage its mistake shows (its values, unless it declares another)
+    and is named as itself: as a learner meets it (fixed examples first), then on generated inputs alone
+    (a mistake only a fixed example catches means the strategy is too weak). One that passes is tried
+    on inputs outside the strategies, to tell a weak strategy from a variant that is the reference's
+    function written otherwise."""
     details, ok = [], True
+    declared = diagnosis.notes(path)[2]
     for fixed, how in ((True, "graded"), (False, "generated inputs alone")):
         verdict, took = graded(path, f"pitfall_{name}", fixed)
         ok &= verdict.status == Status.FAIL and verdict.pitfall is not None and verdict.pitfall.id == name
+        stage = diagnosis.failing_stage(verdict.counterexample) if verdict.counterexample else None
         if verdict.status == Status.PASS:
-            details.append(f"{how}: slipped through every case ({took}); strengthen strategies.py")
+            details.append(f"{how}: {slipped(trusted, f'pitfall_{name}')} ({took})")
+            break  # generated inputs alone catch no more than every case
+        if stage == "error":
+            ok = False
+            details.append(f"{how}: raises ({verdict.message}): a known mistake returns a wrong answer; {BROKEN}")
+        elif stage is not None and stage not in ("values", declared):
+            ok = False
+            details.append(f"{how}: fails on its {stage} ({verdict.message}) before its values are compared: "
+                           f"{BROKEN} If that is the mistake, declare stage = \"{stage}\"")
         elif verdict.status == Status.FAIL:
             where = verdict.counterexample.name if verdict.counterexample else "?"
             details.append(f"{how}: fails on {where} ({took}), {naming(verdict, name)}")
         else:
             details.append(f"{how}: {took}: {verdict.message}")
     return ok, "; ".join(details)
+
+
+BROKEN = "did a replacement break the code (a `#` in a `new` text comments out the rest of its line)?"
+WIDER = 24  # inputs outside the strategies on which a variant that slipped through is compared
+
+
+def slipped(trusted: Trusted, key: str) -> str:
+    """Why a known-wrong variant passed: it differs from the reference somewhere outside what the
+    strategies draw (their values scaled and replaced, the parameters moved or not), or nowhere found."""
+    problem = trusted.problem
+    for args in wider_inputs(problem):
+        try:
+            expected = trusted.outputs("reference", [args])[0]
+        except ReferenceError:
+            continue  # outside the reference's domain too
+        got = trusted.outputs(key, [args])[0]
+        if got is None or not trusted.agrees(args, expected, got):
+            return (f"slipped through every case, but differs from the reference on {problem.call_text(args)}, "
+                    f"outside what strategies.py draws: strengthen it")
+    return (f"agrees with the reference on every case and on {WIDER} inputs outside the strategies: it may be "
+            f"the same function as the reference, written otherwise (then it is no mistake: remove it)")
+
+
+def wider_inputs(problem: problems.Problem) -> list[dict]:
+    """Inputs like the strategies' but outside them: each drawn input's floating arrays replaced by
+    normal values at scales from 1e-3 to 1e3, its float arguments scaled, its integers (sizes, seeds)
+    multiplied by 1, 2, 4 or 8 and its flags flipped at random; half with the parameters moved, where the
+    problem has any. Some fall outside the reference's domain too (sizes that no longer fit together):
+    the caller skips those."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+
+    drawn: list[dict] = []
+
+    @settings(max_examples=WIDER, derandomize=True, database=None, deadline=None, phases=(Phase.generate,),
+              suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)
+    @given(problem.strategy())
+    def draw(args):
+        drawn.append(args)
+
+    draw()
+    rng = np.random.default_rng(0)
+    wider = []
+    for i, args in enumerate(problem.check_args(a) for a in drawn[:WIDER]):
+        changed = {}
+        for name, value in args.items():
+            if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+                value = (rng.standard_normal(value.shape) * 10.0 ** rng.uniform(-3, 3)).astype(value.dtype)
+            elif isinstance(value, float):
+                value = value * float(10.0 ** rng.uniform(-1, 1))
+            elif isinstance(value, bool):
+                value = bool(rng.integers(2))
+            elif isinstance(value, int):
+                value = value * int(2 ** rng.integers(4))
+            changed[name] = value
+        wider.append(kinds.with_moved(changed, problem.moves_parameters and i % 2 == 0))
+    return wider
 
 
 def naming(verdict, name: str) -> str:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader import parts, relations
+from grader import kinds, parts, relations
 from grader.engine import Session
 from grader.verdict import Check, Diagnosis, Outcome, Pitfall, Status, Verdict
 
 PROBES = 48  # inputs beyond the failing one on which a named mistake must agree with the learner's outputs
+ONE_AT_A_TIME = 12  # parameters moved one at a time to find those an output does not follow (at most)
 
 
 def explain(session: Session, verdict: Verdict, name_only: bool = False, command: str = "grade") -> None:
@@ -20,13 +21,93 @@ def explain(session: Session, verdict: Verdict, name_only: bool = False, command
     if outcome is None or not outcome.args or verdict.status not in (Status.FAIL, Status.ERROR):
         return
     if verdict.status == Status.FAIL and outcome.actual is not None:
-        verdict.pitfall, verdict.pitfall_candidates = name_pitfall(session, outcome)
+        found = None if name_only else parameter_values(session, outcome.args)
+        if found is None:  # values drawn for another parameter explain a mistake no variant makes
+            verdict.pitfall, verdict.pitfall_candidates = name_pitfall(session, outcome)
         if name_only:
             return
-        verdict.diagnosis = relation(session, outcome)
+        verdict.diagnosis = found or parameters_followed(session, outcome) or relation(session, outcome)
         verdict.checks.extend(property_checks(session, outcome))
     if not name_only:
         verdict.first_wrong_part = parts.first_wrong_part(session, outcome.args, command)
+
+
+def parameter_values(session: Session, args: dict) -> Diagnosis | None:
+    """Where a parameter of the learner's holds the initial values the reference gives another one (two
+    ``self.param`` calls in another order in ``@nn.compact``, one random key used for two parameters):
+    every computation may be right, and the values are not. None where that is not so."""
+    if not session.problem.moves_parameters:
+        return None
+    found = session.param_values(kinds.with_moved(args, False))
+    if found is None:
+        return None
+    graded, reference = found
+    same = lambda a, b: a.shape == b.shape and np.allclose(a, b, rtol=1e-6, atol=0)  # noqa: E731
+    swaps = []
+    for path in sorted(set(graded) & set(reference)):
+        if same(graded[path], reference[path]):
+            continue
+        other = next((p for p in sorted(reference) if p != path and same(graded[path], reference[p])), None)
+        if other is not None:
+            swaps.append(f"your {short(path)} holds the values the reference gives {short(other)}")
+    if not swaps:
+        return None
+    return Diagnosis("parameter_values", "; ".join(swaps) + ". Flax draws each parameter's initial values from "
+                     "its path and its place among the module's parameters: create them in the stub's order, "
+                     "each with its own name (the computation may well be right).")
+
+
+def short(path: str) -> str:
+    return f"`{path.removeprefix('params/')}`"
+
+
+def parameters_followed(session: Session, outcome: Outcome) -> Diagnosis | None:
+    """On an input run with the parameters moved from their initial values: if the learner's output is
+    right at the initial values, the mistake is in how it uses the parameters; moved one at a time (in
+    a small model), those the output does not follow are named."""
+    args = outcome.args
+    if kinds.moved(args) is not True:
+        return None
+    trusted = session.trusted
+    plain = kinds.with_moved(args, False)
+    trusted.prefetch("reference", [plain])
+    answer = session.answers([plain])[0]
+    expected = trusted.outputs("reference", [plain])[0]
+    if answer is None or not trusted.agrees(plain, expected, answer):
+        return None
+    lead = ("At the parameters init gives, your output is right; with every parameter moved from its initial "
+            "value (norm weights not 1, biases not 0), it is not: your code does not use its parameters as "
+            "the reference does")
+    if session.tree_unseen:
+        return Diagnosis("parameters_not_followed", f"{lead}. {UNSEEN}")
+    tree = session.trusted.trees.get(("reference", repr(kinds.signature(session.problem.args, plain))))
+    paths = sorted(path.removeprefix("params/") for path in tree or {})
+    if not paths or len(paths) > ONE_AT_A_TIME:
+        return Diagnosis("parameters_not_followed", lead + ".")
+    cases = [kinds.with_moved(args, (path,)) for path in paths]
+    trusted.prefetch("reference", cases)
+    answers = session.answers(cases)
+    references = trusted.outputs("reference", cases)
+    ignored, misused = [], []
+    for path, case, got, want in zip(paths, cases, answers, references):
+        if got is None or trusted.agrees(case, want, got):
+            continue
+        (ignored if trusted.agrees(plain, answer, got) else misused).append(f"`{path}`")
+    said = []
+    if ignored:
+        said.append(f"your output does not change when {', '.join(ignored)} "
+                    f"{'moves' if len(ignored) == 1 else 'move'} (the reference's does): "
+                    f"{'it is' if len(ignored) == 1 else 'they are'} ignored, or replaced by arrays of your own")
+    if misused:
+        said.append(f"moving {', '.join(misused)} changes your output otherwise than the reference's: "
+                    f"{'it is' if len(misused) == 1 else 'they are'} used in the wrong place or the wrong way")
+    if not said:
+        return Diagnosis("parameters_not_followed", lead + ".")
+    return Diagnosis("parameters_not_followed", f"{lead}. Moved one at a time, " + "; ".join(said) + ".")
+
+
+UNSEEN = ("Your code creates no parameters the grader can see (linen's init or an NNX module), so it could not "
+          "move them: create them as the stub does, and use them.")
 
 
 def relation(session: Session, outcome: Outcome) -> Diagnosis | None:
@@ -85,11 +166,16 @@ def name_pitfall(session: Session, outcome: Outcome) -> tuple[Pitfall | None, li
     notes = trusted.pitfalls()
     if not notes:
         return None, []
-    keys = {f"pitfall_{name}": note for name, note in notes.items()}
+    # Only a variant whose mistake shows at the stage where the learner's output fails (in its values, or
+    # at the stage it declares: a wrong shape is no sign error) can name it.
+    stage = failing_stage(outcome)
+    keys = {f"pitfall_{name}": note for name, note in notes.items() if stage in ("values", note[2])}
+    if not keys:
+        return None, []
     jit = session.options.jit and session.jit_error is None  # as the learner's code ran: bf16 rounds differently
     # None: the variant raised there. A second worker helps while the learner's worker waits.
     outputs = trusted.outputs_on(list(keys), outcome.args, jit, share=not session.shared)
-    signatures = {key: diagnosis for key, (_, diagnosis) in keys.items()}
+    signatures = {key: diagnosis for key, (_, diagnosis, _) in keys.items()}
     expected = trusted.output("reference", outcome.args)
     actual = outcome.actual.reshape(-1)
     candidates = [key for key, out in outputs.items()
@@ -142,6 +228,19 @@ def fits(session: Session, args: dict, variant_out: np.ndarray | None, actual: n
     return not strict
 
 
+def notes(path) -> tuple[str, str | None, str]:
+    """A known-wrong variant's MESSAGE, DIAGNOSIS (or None) and STAGE (where its mistake may show besides
+    the values: "values" where it says nothing), read without importing it."""
+    return read_constant(path, "MESSAGE") or "", read_constant(path, "DIAGNOSIS"), read_constant(path, "STAGE") or "values"
+
+
+def failing_stage(outcome: Outcome) -> str | None:
+    """Where ``outcome`` fails: the comparison's stage, "error" where the code raised, None otherwise."""
+    if outcome.status == Status.ERROR and outcome.error is not None:
+        return "error"
+    return outcome.comparison.stage if outcome.status == Status.FAIL and outcome.comparison is not None else None
+
+
 def read_constant(path, name: str) -> str | None:
     """A string constant (``MESSAGE``, ``DIAGNOSIS``) of a variant module, read without importing it."""
     import ast
@@ -161,6 +260,8 @@ def property_checks(session: Session, outcome: Outcome) -> list[Check]:
         return []
     checks = []
     for check in getattr(module, "PROPERTIES", []):
+        if check(outcome.args, outcome.comparison.expected):
+            continue  # the reference's own output breaks it here (parameters moved): it says nothing
         problem_text = check(outcome.args, outcome.comparison.actual)
         name = f"property: {check.__name__.replace('_', ' ')}"
         checks.append(Check(name, Status.FAIL if problem_text else Status.PASS,

@@ -21,7 +21,7 @@ from grader.compare import compare
 from grader.pool import READY_SECONDS, Worker, WorkerFailure
 from grader.protocol import Reply
 from grader.problems import Problem, ProblemError, cache_folder, hidden_from_learners
-from grader.trusted import ReferenceError, Trusted, TrustedTimeout, batch_request, call_request, cancel_batch, load_request, reply_bound
+from grader.trusted import CAPTURE_BYTES, ReferenceError, Trusted, TrustedTimeout, batch_request, call_request, cancel_batch, load_request, reply_bound
 from grader.verdict import Check, Outcome, Status, Verdict
 from grader.zygote import Launch
 
@@ -31,6 +31,11 @@ KEEP_SEEN = 64  # learner outputs kept for telling pitfalls apart
 DIFFERENT_ANSWER = ("; called again with the same input, your function answered differently: a correct "
                     "function gives the same answer every time (is there hidden state, or randomness "
                     "that does not come from the seed?)")
+UNSEEN_PARAMETERS = ("your code creates no parameters the grader can see (it looks for those that linen's init "
+                     "and NNX modules make), so neither the parameter tree nor the runs with the parameters moved "
+                     "from their initial values could check them; create them as the stub does")
+
+MOVED_NOTE = ", each run with every parameter moved from its initial value"
 
 
 @dataclass
@@ -121,6 +126,7 @@ class Session:
         self.seen: list[tuple[dict, np.ndarray]] = []  # (inputs, learner's flat output), for naming pitfalls
         self.drawn: list[dict] = []  # the inputs Hypothesis draws for this problem
         self.learner_loaded = subject_key is not None
+        self.tree_unseen = False  # the reference creates parameters, and the graded module none that Flax makes
         if subject_key is None:
             self.key = "learner"
             self.learner_source = learner_path.read_bytes()
@@ -369,7 +375,7 @@ class Session:
         signature (the shapes do not depend on the values)."""
         arrays: list = []
         entries = kinds.encode(self.problem.args, args, arrays)
-        signature = repr(kinds.signature(self.problem.args, args))
+        signature = repr(kinds.signature(self.problem.args, kinds.with_moved(args, False)))  # moving changes no shape
         trees = self.trusted.trees
         traced = [key for key in dict.fromkeys(["reference"] + [self.key] * self.shared)
                   if (key, signature) not in trees]
@@ -395,7 +401,8 @@ class Session:
         expected = trees["reference", signature]
         if self.shared:
             actual = trees[self.key, signature]
-        if not expected or actual is None:  # no Flax tree on one side (an NNX module is not observed)
+        self.tree_unseen = bool(expected) and actual is None
+        if not expected or actual is None:  # no tree that Flax makes on one side
             return None
         lines = []
         for path in sorted(set(expected) - set(actual)):
@@ -409,6 +416,32 @@ class Session:
             lines.insert(0, "Your parameter tree differs from the one the statement pins, so the outputs cannot "
                             "agree until it matches:")
         return lines
+
+    def param_values(self, args: dict) -> tuple[dict, dict] | None:
+        """The initial values of the parameters the graded module and the reference create on ``args``
+        (``{path: array}`` each), or None where either creates none that Flax makes, or a worker fails."""
+        arrays: list = []
+        header = {"op": "params", "values": True, "args": kinds.encode(self.problem.args, args, arrays)}
+        trusted = self.trusted.start()
+        trusted.request(dict(header, key="reference"), arrays)
+        graded_worker = trusted if self.shared else self.learner
+        if not self.shared:  # both workers at once
+            graded_worker.request(dict(header, key=self.key), arrays)
+        self.trusted.acknowledge()
+        wait = min(60.0, max(self.remaining(), 1.0))
+        try:
+            reference = trusted.receive(wait, CAPTURE_BYTES, "params").values
+            if not reference:
+                return None
+            if self.shared:
+                graded_worker.request(dict(header, key=self.key), arrays)
+            bound = 2 * sum(v.nbytes for v in reference.values()) + 4096  # the graded side's: the same tree
+            graded = graded_worker.receive(wait, bound, "params").values
+        except WorkerFailure:
+            if not self.shared:
+                self.learner.kill()  # its late answer must not be taken for a later one's
+            return None
+        return (graded, reference) if graded else None
 
     def close(self) -> str:
         """End the learner's worker (not a shared one); the learner's printed output."""
@@ -468,7 +501,7 @@ def run_generated(session: Session, failures: list[Outcome], collect: list | Non
     def generated(args):
         if first_failure and time.monotonic() - first_failure[0] > SHRINK_SECONDS:
             raise StopGrading(failures[-1])  # the smallest failure found in the time allowed
-        args = problem.check_args(args)
+        args = problem.drawn_case(args)
         if collect is not None:
             collect.append(args)
             return
@@ -541,7 +574,8 @@ def kept_inputs(session: Session) -> tuple[Path | None, list[dict] | None]:
     path = cache_mod.inputs_file(session.trusted.cache_folder, problem.slug,
                                  [problem.folder / "strategies.py", problem.folder / "problem.toml"],
                                  problem.max_examples)
-    return path, cache_mod.load_inputs(path, problem.args) if path is not None else None
+    kept = cache_mod.load_inputs(path, problem.args) if path is not None else None
+    return path, None if kept is None else [problem.drawn_case(args) for args in kept]
 
 
 def draw_inputs(session: Session, path: Path | None) -> list[dict]:
@@ -561,6 +595,8 @@ def check_parameters(session: Session, verdict: Verdict, args: dict) -> None:
     except ReferenceError:
         return
     if found is None:
+        if session.tree_unseen:
+            verdict.checks.append(Check("parameters", Status.WARN, UNSEEN_PARAMETERS))
         return
     verdict.params_diff = found
     differences = len(found) - 1  # after the sentence that introduces them
@@ -625,7 +661,8 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
                         session.cases = max(session.cases, cases_before + len(drawn))
                 count = session.cases - len(cases_run)
                 verdict.checks.append(Check("generated inputs", bad.status if bad else Status.PASS,
-                                            bad.message if bad else f"{count} generated inputs match"))
+                                            bad.message if bad else f"{count} generated inputs match"
+                                            + MOVED_NOTE * problem.moves_parameters))
         except StopGrading as stop:
             bad = stop.outcome
             verdict.checks.append(Check(bad.name, bad.status, bad.message))

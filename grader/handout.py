@@ -85,7 +85,8 @@ class Recorded:
         self.index = {self.digest(args): i for i, args in enumerate(self.cases)}
         self.drawn = [self.cases[i] for i in meta["drawn"]]
         self.pool = [self.cases[i] for i in meta["pool"]]
-        self.notes = {name: (note["message"], note.get("diagnosis")) for name, note in meta["pitfalls"].items()}
+        self.notes = {name: (note["message"], note.get("diagnosis"), note.get("stage", "values"))
+                      for name, note in meta["pitfalls"].items()}
         self.trees = {("reference", signature): tree for signature, tree in meta["trees"].items()}
         self.hooks = _Hooks(self)
 
@@ -134,7 +135,7 @@ class Recorded:
     def is_pending(self, key: str, args: dict) -> bool:
         return False
 
-    def pitfalls(self) -> dict[str, tuple[str, str | None]]:
+    def pitfalls(self) -> dict[str, tuple[str, str | None, str]]:
         return dict(self.notes)
 
     def accept_also(self, args: dict, expected: np.ndarray) -> np.ndarray | None:
@@ -224,12 +225,12 @@ def record(problem: Problem, say=lambda text: None) -> dict[str, np.ndarray]:
         if problem.parts():
             session = Session(problem, problem.reference, Options(), trusted, subject_key="reference")
             for args in everything:
-                signature = repr(kinds.signature(problem.args, args))
+                signature = repr(kinds.signature(problem.args, kinds.with_moved(args, False)))
                 if signature not in trees:
                     session.params_diff(args)
                     trees[signature] = trusted.trees.get(("reference", signature))
-        notes = {name: {"message": diagnosis.read_constant(path, "MESSAGE") or "",
-                        "diagnosis": diagnosis.read_constant(path, "DIAGNOSIS")} for name, path in variants.items()}
+        notes = {name: dict(zip(("message", "diagnosis", "stage"), diagnosis.notes(path)))
+                 for name, path in variants.items()}
         meta = {"format": FORMAT, "problem": problem.slug, "cases": [case_to_json(problem, a) for a in everything],
                 "drawn": [index[digest(a)] for a in drawn], "pool": [index[d] for d in in_pool],
                 "pitfalls": notes, "trees": {s: t for s, t in trees.items() if t}}

@@ -49,8 +49,9 @@ def _nested(flat: dict) -> dict:
 CAPTURES: dict = {}  # (entry, static arguments, shapes, classes) -> (the recording entry under jax.jit, its calls)
 
 
-def capture(fn, args: list, classes: list[str]) -> tuple[dict, list]:
-    """Call ``fn(*args)``, recording the calls of the modules whose class is named in ``classes``.
+def capture(fn, args: list, classes: list[str], which=False) -> tuple[dict, list]:
+    """Call ``fn(*args)``, recording the calls of the modules whose class is named in ``classes``, with
+    the parameters moved as ``which`` says (:mod:`grader.moved`).
 
     It runs under ``jax.jit`` (eagerly, every operation of a new shape compiles on its own, which takes
     seconds for a small model): what is recorded while tracing is returned as the traced function's
@@ -60,14 +61,14 @@ def capture(fn, args: list, classes: list[str]) -> tuple[dict, list]:
     import jax
     import numpy as np
 
-    from grader import protocol
+    from grader import moved, protocol
 
     # Every argument that is not an array is static here: a module built from one (RMSNorm(eps=eps))
     # then has a plain number as its attribute, which the learner's class can be built with.
     static = tuple(i for i, a in enumerate(args) if not hasattr(a, "shape"))
     dynamic = [a for i, a in enumerate(args) if i not in static]
     key = (fn, tuple(repr(args[i]) for i in static), tuple((np.shape(a), np.result_type(a).name) for a in dynamic),
-           tuple(classes))
+           tuple(classes), repr(which))
     if key not in CAPTURES:
         calls: list[dict] = []
 
@@ -88,7 +89,7 @@ def capture(fn, args: list, classes: list[str]) -> tuple[dict, list]:
                     del values[size:]
                 return out
 
-            with nn.intercept_methods(record):
+            with nn.intercept_methods(record), moved.moving(which):
                 fn(*merge(args, static, dynamic))
             return values
 

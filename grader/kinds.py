@@ -14,6 +14,10 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 ARRAY_DTYPES = ("float32", "float64", "int32", "int64")
+# Not an argument: a case's mark that the entry runs with its Flax parameters moved away from what
+# ``init`` gives (see :mod:`grader.moved`). True moves every parameter; a tuple of paths (inside the
+# ``params`` collection, ``a/b/kernel``) moves those alone. It travels beside the arguments.
+MOVED = "@moved"
 MAX_ARRAY_VALUES = 1 << 24  # an argument larger than this is an instructor's mistake, not an input
 
 
@@ -112,11 +116,27 @@ KINDS: dict[str, Kind] = {
 }
 
 
+def moved(args: dict) -> bool | tuple[str, ...]:
+    """What of the parameters ``args`` runs the entry with moved: False, True (all), or some paths."""
+    value = args.get(MOVED, False)
+    return tuple(value) if isinstance(value, (list, tuple)) else bool(value)
+
+
+def with_moved(args: dict, value: bool | tuple[str, ...]) -> dict:
+    """``args`` with its parameters moved as ``value`` says (False: as ``init`` gives them)."""
+    plain = {name: v for name, v in args.items() if name != MOVED}
+    if isinstance(value, (list, tuple)):
+        return {**plain, MOVED: tuple(value)}
+    return {**plain, MOVED: True} if value else plain
+
+
 def args_digest(kinds: dict[str, str], args: dict) -> str:
-    """A short hash of one input, the key of everything cached per input."""
+    """A short hash of one input, the key of everything cached per input (its moved parameters too)."""
     h = hashlib.sha256()
     for name in sorted(kinds):
         h.update(f"{name}={kinds[name]}:".encode() + KINDS[kinds[name]].digest(args[name]) + b";")
+    if moved(args):
+        h.update(f"{MOVED}={moved(args)!r};".encode())
     return h.hexdigest()[:32]
 
 
@@ -146,5 +166,6 @@ def decode(entries: list[dict], arrays: list) -> tuple[list, tuple[int, ...]]:
 
 
 def signature(kinds: dict[str, str], args: dict) -> tuple:
-    """What a traced program of the entry depends on: calls with equal signatures share one trace."""
-    return tuple(KINDS[k].signature(args[name]) for name, k in kinds.items())
+    """What a traced program of the entry depends on: calls with equal signatures share one trace (moved
+    parameters are constants of their own program)."""
+    return tuple(KINDS[k].signature(args[name]) for name, k in kinds.items()) + ((moved(args),) if moved(args) else ())

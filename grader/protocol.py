@@ -10,7 +10,8 @@ caller ties to the expected output's size) before reading it, and :func:`parse_r
 against the schema below, turning anything else into a :class:`ProtocolError`:
 
 - ``{"op": "ready", "backend": str}``, ``{"op": "cancelled"}``;
-- ``{"ok": true}`` (a module loaded), ``{"ok": true, "params": {path: [int, ...]} | null}``;
+- ``{"ok": true}`` (a module loaded), ``{"ok": true, "params": {path: [int, ...]} | null}`` (with
+  ``"paths": [path, ...]`` and one array each where values were asked for);
 - ``{"ok": true, "calls": [...]}``, a model's recorded module calls (:mod:`grader.intercept`; from the
   trusted worker only), with their arrays;
 - ``{"ok": true, "result": RESULT, "seconds": number, "jit": {"used": bool, "error": str | null},
@@ -160,6 +161,7 @@ class Reply:
     jit_error: str | None = None
     together: bool = False
     params: dict[str, list[int]] | None = None
+    values: dict | None = None  # the parameters' initial values by path, where asked for ("params")
     calls: list[dict] | None = None  # recorded module calls, their arrays in ``arrays``
     arrays: list | None = None
 
@@ -195,7 +197,18 @@ def parse_reply(header: dict, arrays: list, expect: str) -> Reply:
         if params is not None and not (isinstance(params, dict) and all(
                 isinstance(k, str) and isinstance(v, list) and _is_shape(v) for k, v in params.items())):
             raise ProtocolError("a malformed parameter tree")
-        return Reply(ok=True, params=params)
+        values = None
+        if "paths" in header:
+            paths = header["paths"]
+            if params is None or not (isinstance(paths, list) and sorted(paths) == sorted(params)
+                                      and len(paths) == len(arrays)):
+                raise ProtocolError("parameter values that do not match the parameter tree")
+            values = dict(zip(paths, arrays))
+            if any(a is None or list(a.shape) != params[p] for p, a in values.items()):
+                raise ProtocolError("parameter values that do not match the parameter tree")
+        elif arrays:
+            raise ProtocolError("array bytes with a parameter tree")
+        return Reply(ok=True, params=params, values=values)
     if expect == "calls":
         calls = header.get("calls")
         if not (isinstance(calls, list) and all(isinstance(c, dict) for c in calls)):

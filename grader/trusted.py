@@ -54,13 +54,13 @@ def load_request(problem: Problem, key: str, path: Path, source: bytes, memory_m
 def call_request(problem: Problem, key: str, args: dict, jit: bool):
     arrays: list = []
     return ({"op": "call", "key": key, "args": kinds.encode(problem.args, args, arrays), "jit": jit,
-             "max_bytes": reply_bound(problem, [args])}, arrays)
+             "moved": kinds.moved(args), "max_bytes": reply_bound(problem, [args])}, arrays)
 
 
 def batch_request(problem: Problem, key: str, cases: list[dict], jit: bool):
     arrays: list = []
-    calls = [{"args": kinds.encode(problem.args, args, arrays), "max_bytes": reply_bound(problem, [args])}
-             for args in cases]
+    calls = [{"args": kinds.encode(problem.args, args, arrays), "moved": kinds.moved(args),
+              "max_bytes": reply_bound(problem, [args])} for args in cases]
     return {"op": "batch", "key": key, "calls": calls, "jit": jit}, arrays
 
 
@@ -361,7 +361,8 @@ class Trusted:
         order they finish, and the arrays they refer to."""
         arrays: list = []
         self.start().request({"op": "capture", "key": "reference", "classes": self.problem.parts(),
-                              "args": kinds.encode(self.problem.args, args, arrays)}, arrays)
+                              "moved": kinds.moved(args), "args": kinds.encode(self.problem.args, args, arrays)},
+                             arrays)
         reply = self._receive(LOAD_SECONDS, CAPTURE_BYTES, "calls")
         if not reply.ok:
             err = reply.error
@@ -369,15 +370,15 @@ class Trusted:
                                  f"while its module calls were recorded on {self.problem.call_text(args)}")
         return reply.calls, reply.arrays
 
-    def pitfalls(self) -> dict[str, tuple[str, str | None]]:
-        """The known-wrong variants, loaded in the worker: name -> (its MESSAGE, its DIAGNOSIS or None)."""
-        from grader.diagnosis import read_constant
+    def pitfalls(self) -> dict[str, tuple[str, str | None, str]]:
+        """The known-wrong variants, loaded in the worker: name -> (its MESSAGE, its DIAGNOSIS or None, its
+        STAGE)."""
+        from grader.diagnosis import notes
 
         variants = self.problem.variants("pitfalls")
         if variants:
             self.start({f"pitfall_{name}": path for name, path in variants.items()})
-        return {name: (read_constant(path, "MESSAGE") or "", read_constant(path, "DIAGNOSIS"))
-                for name, path in variants.items()}
+        return {name: notes(path) for name, path in variants.items()}
 
     def accept_also(self, args: dict, expected: np.ndarray) -> np.ndarray | None:
         hook = getattr(self.hooks, "accept_also", None)

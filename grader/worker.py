@@ -32,7 +32,7 @@ import types
 
 from grader import protocol
 
-STATE: dict = {}  # key -> {"fn", "path", "module", "jitted", "jit_error"}
+STATE: dict = {}  # key -> {"fn", "path", "module", "jitted": {moved: the entry under jax.jit}, "jit_error"}
 QUEUED: list = []  # requests that arrived during a batch, answered after it
 
 
@@ -102,7 +102,7 @@ def load(header: dict, arrays) -> tuple[dict, list]:
         return {"ok": False, "error": {"kind": "signature", "type": "TypeError", "message": problem,
                                        "file": path, "line": fn.__code__.co_firstlineno
                                        if hasattr(fn, "__code__") else None, "traceback": ""}}, []
-    STATE[header["key"]] = {"fn": fn, "path": path, "module": module, "jitted": None, "jit_error": None}
+    STATE[header["key"]] = {"fn": fn, "path": path, "module": module, "jitted": {}, "jit_error": None}
     return {"ok": True}, []
 
 
@@ -133,28 +133,49 @@ def decode_args(header: dict, arrays) -> tuple[list, tuple[int, ...]]:
     return [jnp.asarray(v) if isinstance(v, np.ndarray) else v for v in values], static
 
 
+def jitted(state: dict, static: tuple[int, ...], which):
+    """The entry under ``jax.jit`` with its parameters moved as ``which`` says (a program of its own:
+    the moved values are constants of its trace)."""
+    import jax
+
+    from grader import moved
+
+    key = which if isinstance(which, bool) else tuple(which)
+    if key not in state["jitted"]:
+        fn = state["fn"]
+
+        def entry(*args):
+            with moved.moving(which):
+                return fn(*args)
+
+        state["jitted"][key] = jax.jit(entry, static_argnums=static)
+    return state["jitted"][key]
+
+
 def call(header: dict, arrays) -> tuple[dict, list]:
     import jax
+
+    from grader import moved
 
     state = STATE[header["key"]]
     fn, path = state["fn"], state["path"]
     args, static = decode_args(header, arrays)
+    which = header.get("moved", False)
     jit_used = False
     start = time.perf_counter()
     try:
         out = None
         if header.get("jit") and state["jit_error"] is None:
-            if state["jitted"] is None:
-                state["jitted"] = jax.jit(fn, static_argnums=static)
             try:
-                out = jax.block_until_ready(state["jitted"](*args))
+                out = jax.block_until_ready(jitted(state, static, which)(*args))
                 jit_used = True
             except NotImplementedError:
                 raise
             except Exception as exc:  # noqa: BLE001  (any failure to trace falls back to eager)
                 state["jit_error"] = f"{type(exc).__name__}: {first_line(exc)}"
         if not jit_used:
-            out = fn(*args)
+            with moved.moving(which):
+                out = fn(*args)
             if isinstance(out, jax.Array):
                 out = jax.block_until_ready(out)
         reply, payloads = result_message(out, header.get("max_bytes", 0))
@@ -208,8 +229,10 @@ def batch(header: dict, arrays, stop=lambda: False):
         decoded = [decode_args(c, arrays) for c in calls]
         dynamic = [[a for i, a in enumerate(args) if i not in static] for args, static in decoded]
 
+        entries = [jitted(state, static, c.get("moved", False)) for c, (_, static) in zip(calls, decoded)]
+
         def together(dynamic):  # through the jitted entry: calls alike in static arguments and shapes share a trace
-            return [state["jitted"](*merge(args, static, dyn)) for (args, static), dyn in zip(decoded, dynamic)]
+            return [entry(*merge(args, static, dyn)) for entry, (args, static), dyn in zip(entries, decoded, dynamic)]
 
         start = time.perf_counter()
         try:
@@ -259,36 +282,39 @@ def result_message(out, max_bytes: int) -> tuple[dict, list]:
 
 
 def params(header: dict, arrays) -> tuple[dict, list]:
-    """Trace the entry with ``flax.linen.Module.init`` observed, to list the parameters it creates."""
+    """The parameters the entry creates for these arguments, as Flax makes them (:mod:`grader.moved`):
+    their paths and shapes, found by tracing without computing (eagerly where the entry does not trace:
+    NumPy beside a module that only declares the parameters); with ``values``, their initial values too,
+    as arrays. ``params`` is None where the entry creates none that Flax makes."""
     import jax
+    import numpy as np
+
+    from grader import moved
 
     state = STATE[header["key"]]
     args, static = decode_args(header, arrays)
-    linen = sys.modules.get("flax.linen")
-    if linen is None:
+    dynamic = [a for i, a in enumerate(args) if i not in static]
+
+    def found(*dyn):
+        return moved.observe(lambda: state["fn"](*merge(args, static, dyn)))
+
+    tree = None
+    for attempt in ((lambda: jax.jit(found)(*dynamic)) if header.get("values") else (lambda: jax.eval_shape(found, *dynamic)),
+                    lambda: found(*dynamic)):
+        try:
+            tree = attempt()
+        except BaseException:  # noqa: BLE001  (the call itself is graded elsewhere)
+            tree = None
+        if tree:
+            break
+    if not tree:
         return {"ok": True, "params": None}, []
-    seen = []
-    original = linen.Module.init
-
-    class Seen(Exception):
-        pass
-
-    def observed_init(self, *a, **k):
-        seen.append(original(self, *a, **k))
-        raise Seen  # the tree is all we need: stop before tracing the forward pass
-
-    linen.Module.init = observed_init
-    try:
-        jax.eval_shape(lambda *dyn: state["fn"](*merge(args, static, dyn)),
-                       *[a for i, a in enumerate(args) if i not in static])
-    except BaseException:  # noqa: BLE001  (the call itself is graded elsewhere)
-        pass
-    finally:
-        linen.Module.init = original
-    if not seen:
-        return {"ok": True, "params": None}, []
-    tree = {path: list(getattr(leaf, "shape", ())) for path, leaf in flat_tree(seen[0]).items()}
-    return {"ok": True, "params": tree}, []
+    shapes = {path: list(getattr(leaf, "shape", ())) for path, leaf in tree.items()}
+    if not header.get("values"):
+        return {"ok": True, "params": shapes}, []
+    paths = sorted(tree)
+    specs, payloads = protocol.pack_arrays([np.asarray(tree[path]) for path in paths])
+    return {"ok": True, "params": shapes, "paths": paths, "arrays": specs}, payloads
 
 
 def flat_tree(tree) -> dict:
@@ -304,7 +330,7 @@ def capture(header: dict, arrays) -> tuple[dict, list]:
 
     args, _ = decode_args(header, arrays)
     try:
-        return intercept.capture(STATE[header["key"]]["fn"], args, header["classes"])
+        return intercept.capture(STATE[header["key"]]["fn"], args, header["classes"], header.get("moved", False))
     except BaseException as exc:  # noqa: BLE001
         return {"ok": False, "error": describe(exc, STATE[header["key"]]["path"], during="call")}, []
 
