@@ -49,7 +49,8 @@ for step in steps:
             f.write(step["text"])
         continue
     t = time.perf_counter()
-    rc = subprocess.run(step["cmd"], env=step["env"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    rc = subprocess.run(step["cmd"], env=step["env"], cwd=step.get("cwd"), stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL).returncode
     out.append([time.perf_counter() - t, rc])
 if steps and "env" in steps[-1] and "GRADE_CACHE_DIR" in steps[-1]["env"]:
     from grader.zygote import stop
@@ -65,7 +66,7 @@ print(json.dumps([out, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))
 
 
 def measure_steps(steps: list[dict]) -> tuple[list[tuple[float, int]], float]:
-    """Run commands (``{"cmd", "env"}``) and file edits (``{"append", "text"}``) in order, in a process of
+    """Run commands (``{"cmd", "env"}``, and ``"cwd"`` where given) and file edits (``{"append", "text"}``) in order, in a process of
     their own: (wall seconds, exit code) of each command, and the peak resident set in MiB of the largest
     process among them and everything they started (a zygote left behind is stopped first)."""
     done = subprocess.run([sys.executable, "-c", MEASURE, json.dumps(steps)], cwd=ROOT, capture_output=True,

@@ -29,7 +29,11 @@ def explain(session: Session, verdict: Verdict, name_only: bool = False, command
         verdict.diagnosis = found or parameters_followed(session, outcome) or relation(session, outcome)
         verdict.checks.extend(property_checks(session, outcome))
     if not name_only:
-        verdict.first_wrong_part = parts.first_wrong_part(session, outcome.args, command)
+        part = parts.first_wrong_part(session, outcome.args, command)
+        if part is not None and verdict.diagnosis is not None and verdict.diagnosis.id == "parameters_not_followed" \
+                and parts.first_wrong_part(session, kinds.with_moved(outcome.args, False), command) is not None:
+            part = None  # a part wrong where the whole output is right is not what the entry computes with
+        verdict.first_wrong_part = part
 
 
 def parameter_values(session: Session, args: dict) -> Diagnosis | None:

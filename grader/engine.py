@@ -21,7 +21,7 @@ from grader.compare import compare
 from grader.pool import READY_SECONDS, Worker, WorkerFailure
 from grader.protocol import Reply
 from grader.problems import Problem, ProblemError, cache_folder, hidden_from_learners
-from grader.trusted import CAPTURE_BYTES, ReferenceError, Trusted, TrustedTimeout, batch_request, call_request, cancel_batch, load_request, reply_bound
+from grader.trusted import ReferenceError, Trusted, TrustedTimeout, batch_request, call_request, cancel_batch, load_request, reply_bound
 from grader.verdict import Check, Outcome, Status, Verdict
 from grader.zygote import Launch
 
@@ -418,28 +418,19 @@ class Session:
         return lines
 
     def param_values(self, args: dict) -> tuple[dict, dict] | None:
-        """The initial values of the parameters the graded module and the reference create on ``args``
-        (``{path: array}`` each), or None where either creates none that Flax makes, or a worker fails."""
+        """The initial values of the parameters the learner's code and the reference create on ``args``
+        (``{path: array}`` each), or None where either creates none that Flax makes, or a worker fails.
+        The reference's are kept on disk, like its outputs."""
+        reference = self.trusted.param_values(args)
+        if not reference or self.shared:
+            return None
         arrays: list = []
-        header = {"op": "params", "values": True, "args": kinds.encode(self.problem.args, args, arrays)}
-        trusted = self.trusted.start()
-        trusted.request(dict(header, key="reference"), arrays)
-        graded_worker = trusted if self.shared else self.learner
-        if not self.shared:  # both workers at once
-            graded_worker.request(dict(header, key=self.key), arrays)
-        self.trusted.acknowledge()
-        wait = min(60.0, max(self.remaining(), 1.0))
+        self.learner.request({"op": "params", "values": True, "key": self.key,
+                              "args": kinds.encode(self.problem.args, args, arrays)}, arrays)
         try:
-            reference = trusted.receive(wait, CAPTURE_BYTES, "params").values
-            if not reference:
-                return None
-            if self.shared:
-                graded_worker.request(dict(header, key=self.key), arrays)
-            bound = 2 * sum(v.nbytes for v in reference.values()) + 4096  # the graded side's: the same tree
-            graded = graded_worker.receive(wait, bound, "params").values
-        except WorkerFailure:
-            if not self.shared:
-                self.learner.kill()  # its late answer must not be taken for a later one's
+            graded = self._receive(2 * sum(v.nbytes for v in reference.values()) + 4096, "params").values
+        except (WorkerFailure, StopGrading):
+            self.learner.kill()  # its late answer must not be taken for a later request's
             return None
         return (graded, reference) if graded else None
 

@@ -135,6 +135,9 @@ class Recorded:
     def is_pending(self, key: str, args: dict) -> bool:
         return False
 
+    def param_values(self, args: dict) -> None:
+        return None  # a handout records no parameters: values drawn for another parameter go unsaid there
+
     def pitfalls(self) -> dict[str, tuple[str, str | None, str]]:
         return dict(self.notes)
 

@@ -166,6 +166,7 @@ def decode(entries: list[dict], arrays: list) -> tuple[list, tuple[int, ...]]:
 
 
 def signature(kinds: dict[str, str], args: dict) -> tuple:
-    """What a traced program of the entry depends on: calls with equal signatures share one trace (moved
-    parameters are constants of their own program)."""
-    return tuple(KINDS[k].signature(args[name]) for name, k in kinds.items()) + ((moved(args),) if moved(args) else ())
+    """What a traced program of the entry depends on: calls with equal signatures share one trace (some
+    parameters moved, not all or none, are constants of a program of their own)."""
+    which = moved(args)
+    return tuple(KINDS[k].signature(args[name]) for name, k in kinds.items()) + ((which,) if isinstance(which, tuple) else ())

@@ -22,6 +22,7 @@ import hashlib
 import sys
 
 _MOVE: list = [False]  # what the call under way moves: False, True (every parameter) or a frozenset of paths
+_WEIGHT: list = [None]  # a scalar (under jax.jit, traced) that scales the move: 0 moves nothing, 1 all
 _DEPTH = [0]  # nesting of the hooked calls: only the outermost moves or observes
 _OBSERVED: list = []  # while observing: {path: leaf} of the first parameters created
 _OBSERVING = [False]
@@ -47,13 +48,14 @@ def move_leaf(path: str, leaf):
     import jax.numpy as jnp
     import numpy as np
 
-    which = _MOVE[0]
+    which, weight = _MOVE[0], _WEIGHT[0]
     dtype = getattr(leaf, "dtype", None)
     if not which or dtype is None or not jnp.issubdtype(dtype, jnp.floating) or (which is not True and path not in which):
         return leaf
     a, b = offsets(path, tuple(leaf.shape))
-    if isinstance(leaf, jax.core.Tracer):
-        return (leaf * jnp.asarray(1 + a, dtype) + jnp.asarray(b, dtype)).astype(dtype)
+    if weight is not None or isinstance(leaf, jax.core.Tracer):
+        w = 1.0 if weight is None else weight
+        return (leaf * (1 + w * jnp.asarray(a, dtype)) + w * jnp.asarray(b, dtype)).astype(dtype)
     # A concrete leaf (an eager init) moves in NumPy: no program to compile per shape.
     moved = np.asarray(leaf) * (1 + a).astype(dtype) + b.astype(dtype)
     return jnp.asarray(moved, dtype)
@@ -170,16 +172,19 @@ def install() -> None:
 
 
 @contextlib.contextmanager
-def moving(which):
-    """Parameters made within are moved as ``which`` says (False, True, or a list of paths)."""
+def moving(which, weight=None):
+    """Parameters made within are moved as ``which`` says (False, True, or a list of paths). With a
+    ``weight`` (a scalar, traced under ``jax.jit``), every parameter moves by that fraction of its move:
+    one traced program then serves the calls at the initial parameters (0) and at the moved ones (1)."""
     if which:
         install()
-    saved = _MOVE[0]
+    saved = _MOVE[0], _WEIGHT[0]
     _MOVE[0] = which if isinstance(which, bool) else frozenset(which)
+    _WEIGHT[0] = weight
     try:
         yield
     finally:
-        _MOVE[0] = saved
+        _MOVE[0], _WEIGHT[0] = saved
 
 
 def observe(call) -> dict | None:

@@ -82,7 +82,8 @@ SCHEMA = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "g
         "the input that shows the failure, shrunk, and what happened on it",
         name=_TEXT,
         call=_TEXT,
-        inputs={"type": "object", "description": "argument name -> its case-file form (grader.kinds)"},
+        inputs={"type": "object", "description": "argument name -> its case-file form (grader.kinds); \"@moved\": "
+                                                 "true where the parameters were moved from their initial values"},
         expected=_nullable(_VALUES),
         expected_shape=_SHAPE,
         actual=_nullable(_VALUES),
@@ -116,7 +117,12 @@ SCHEMA = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "g
 # -- cases on disk, for replays -------------------------------------------------------------------------
 
 def case_to_json(problem: Problem, args: dict) -> dict:
-    return {name: kinds.KINDS[kind].to_json(args[name]) for name, kind in problem.args.items()}
+    """A case as a case file keeps it: each argument in its kind's form, and the mark of moved parameters."""
+    data = {name: kinds.KINDS[kind].to_json(args[name]) for name, kind in problem.args.items()}
+    moved = kinds.moved(args)
+    if moved:
+        data[kinds.MOVED] = moved if moved is True else list(moved)
+    return data
 
 
 def case_from_json(problem: Problem, data: dict) -> dict:

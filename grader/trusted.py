@@ -11,6 +11,7 @@ disagrees is dropped and computed again, a fresh one that disagrees is a broken 
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -95,6 +96,8 @@ class Trusted:
         self.caches = {("reference", True): cache_mod.ReferenceCache(
             self.cache_folder, problem.slug, [problem.reference] + self.hook_sources)}
         self.trees = cache_mod.TreeCache(self.cache_folder, problem.slug, [problem.reference] + self.hook_sources)
+        self.values = cache_mod.ReferenceCache(self.cache_folder, f"{problem.slug}.parameters",
+                                               [problem.reference] + self.hook_sources)
         self.known = self._known_outputs()
         for digest in list(self.caches["reference", True].entries):
             self._verify_cached(digest)
@@ -370,6 +373,25 @@ class Trusted:
                                  f"while its module calls were recorded on {self.problem.call_text(args)}")
         return reply.calls, reply.arrays
 
+    def param_values(self, args: dict) -> dict[str, np.ndarray] | None:
+        """The initial values of the reference's parameters at ``args``'s signature, by path (None where it
+        creates none), kept on disk: a learner's re-grade then needs no reference worker for them."""
+        signature = repr(kinds.signature(self.problem.args, kinds.with_moved(args, False)))
+        key = hashlib.sha256(signature.encode()).hexdigest()[:16]
+        listed = self.values.get(f"{key}-paths")
+        if listed is None:
+            arrays: list = []
+            self.start().request({"op": "params", "values": True, "key": "reference",
+                                  "args": kinds.encode(self.problem.args, args, arrays)}, arrays)
+            found = self._receive(LOAD_SECONDS, CAPTURE_BYTES, "params").values or {}
+            listed = np.frombuffer(json.dumps(sorted(found)).encode(), dtype=np.uint8)
+            self.values.put(f"{key}-paths", listed)
+            for i, path in enumerate(sorted(found)):
+                self.values.put(f"{key}-{i}", found[path])
+        paths = json.loads(listed.tobytes())
+        values = {path: self.values.get(f"{key}-{i}") for i, path in enumerate(paths)}
+        return values if values and all(v is not None for v in values.values()) else None
+
     def pitfalls(self) -> dict[str, tuple[str, str | None, str]]:
         """The known-wrong variants, loaded in the worker: name -> (its MESSAGE, its DIAGNOSIS or None, its
         STAGE)."""
@@ -396,3 +418,4 @@ class Trusted:
         for cache in self.caches.values():
             cache.save()
         self.trees.save()
+        self.values.save()

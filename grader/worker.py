@@ -134,22 +134,34 @@ def decode_args(header: dict, arrays) -> tuple[list, tuple[int, ...]]:
 
 
 def jitted(state: dict, static: tuple[int, ...], which):
-    """The entry under ``jax.jit`` with its parameters moved as ``which`` says (a program of its own:
-    the moved values are constants of its trace)."""
+    """The entry under ``jax.jit`` with its parameters moved as ``which`` says. Moving all of them or none
+    is one program, the move's weight (1 or 0) a traced argument: a fixed example and a drawn input alike in
+    static arguments and shapes share a trace. Moving some (diagnosis only) is a program of its own."""
     import jax
+    import numpy as np
 
     from grader import moved
 
-    key = which if isinstance(which, bool) else tuple(which)
+    key = "all or none" if isinstance(which, bool) else tuple(which)
     if key not in state["jitted"]:
         fn = state["fn"]
+        if isinstance(which, bool):
+            def entry(weight, *args):
+                with moved.moving(True, weight):
+                    return fn(*args)
 
-        def entry(*args):
-            with moved.moving(which):
-                return fn(*args)
+            state["jitted"][key] = jax.jit(entry, static_argnums=tuple(i + 1 for i in static))
+        else:
+            def entry(*args):
+                with moved.moving(which):
+                    return fn(*args)
 
-        state["jitted"][key] = jax.jit(entry, static_argnums=static)
-    return state["jitted"][key]
+            state["jitted"][key] = jax.jit(entry, static_argnums=static)
+    compiled = state["jitted"][key]
+    if isinstance(which, bool):
+        weight = np.float32(1.0 if which else 0.0)
+        return lambda *args: compiled(weight, *args)
+    return compiled
 
 
 def call(header: dict, arrays) -> tuple[dict, list]:
