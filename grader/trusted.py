@@ -49,7 +49,7 @@ def reply_bound(problem: Problem, cases: list[dict]) -> int:
 
 def load_request(problem: Problem, key: str, path: Path, source: bytes, memory_mib: int = 0):
     return ({"op": "load", "key": key, "path": str(path), "entry": problem.slug, "arg_names": list(problem.args),
-             "memory_mib": memory_mib}, [np.frombuffer(source, dtype=np.uint8)])
+             "memory_mib": memory_mib, "moves": problem.moves_parameters}, [np.frombuffer(source, dtype=np.uint8)])
 
 
 def call_request(problem: Problem, key: str, args: dict, jit: bool):

@@ -4,16 +4,19 @@ Started by a monitor (see :mod:`grader.pool`), confined when it runs learner cod
 from REQ_FD and answers on RESP_FD (see :mod:`grader.protocol`); its stdout and stderr are a pipe the
 grader drains and truncates. Requests:
 
-- ``{"op": "load", "key", "path", "entry", "memory_mib"}`` with the module's source as one uint8 array:
-  compile it as the module at ``path`` and keep its ``entry`` function under ``key``; with
-  ``memory_mib``, first limit the address space to that many MiB.
-- ``{"op": "call", "key", "args": [...], "jit": bool, "max_bytes": int}``: call the entry, under
+- ``{"op": "load", "key", "path", "entry", "memory_mib", "moves"}`` with the module's source as one uint8
+  array: compile it as the module at ``path`` and keep its ``entry`` function under ``key``; with
+  ``memory_mib``, first limit the address space to that many MiB; ``moves``: the problem's calls may
+  move the parameters (:mod:`grader.moved`).
+- ``{"op": "call", "key", "args": [...], "jit": bool, "moved": bool | [path, ...], "max_bytes": int}``: call
+  the entry with its parameters moved as ``moved`` says, under
   ``jax.jit`` with its static arguments static when asked and when it traces, otherwise eagerly; an
   array larger than ``max_bytes`` is described but not sent.
 - ``{"op": "batch", "key", "calls": [{"args", "max_bytes"}, ...], "jit": bool}``: several calls, one
   reply each; ``{"op": "cancel"}`` stops it.
-- ``{"op": "params", "key", "args": [...]}``: the Flax parameter tree (paths and shapes) the entry
-  creates for these arguments, found by tracing without computing.
+- ``{"op": "params", "key", "args": [...], "values"?: true}``: the Flax parameter tree (paths and shapes)
+  the entry creates for these arguments, found by tracing without computing; with ``values``, their
+  initial values too.
 - ``{"op": "capture", "key", "args": [...], "classes": [...]}``: the entry's calls of those module
   classes, recorded (trusted modules only; see :mod:`grader.intercept`).
 - ``{"op": "part", "key", "cls", "fields", "args", "kwargs", "variables", "max_bytes"}``: one module class
@@ -32,7 +35,8 @@ import types
 
 from grader import protocol
 
-STATE: dict = {}  # key -> {"fn", "path", "module", "jitted": {moved: the entry under jax.jit}, "jit_error"}
+STATE: dict = {}  # key -> {"fn", "path", "module", "jitted": {how moved: the entry under jax.jit}, "jit_error",
+#                             "moves": whether the problem moves parameters}
 QUEUED: list = []  # requests that arrived during a batch, answered after it
 
 
@@ -102,7 +106,8 @@ def load(header: dict, arrays) -> tuple[dict, list]:
         return {"ok": False, "error": {"kind": "signature", "type": "TypeError", "message": problem,
                                        "file": path, "line": fn.__code__.co_firstlineno
                                        if hasattr(fn, "__code__") else None, "traceback": ""}}, []
-    STATE[header["key"]] = {"fn": fn, "path": path, "module": module, "jitted": {}, "jit_error": None}
+    STATE[header["key"]] = {"fn": fn, "path": path, "module": module, "jitted": {}, "jit_error": None,
+                            "moves": bool(header.get("moves"))}
     return {"ok": True}, []
 
 
@@ -142,6 +147,10 @@ def jitted(state: dict, static: tuple[int, ...], which):
 
     from grader import moved
 
+    if not state["moves"]:  # a problem without parameters: the entry itself (Flax is not even imported)
+        if "plain" not in state["jitted"]:
+            state["jitted"]["plain"] = jax.jit(state["fn"], static_argnums=static)
+        return state["jitted"]["plain"]
     key = "all or none" if isinstance(which, bool) else tuple(which)
     if key not in state["jitted"]:
         fn = state["fn"]
@@ -310,9 +319,9 @@ def params(header: dict, arrays) -> tuple[dict, list]:
     def found(*dyn):
         return moved.observe(lambda: state["fn"](*merge(args, static, dyn)))
 
+    traced = (lambda: jax.jit(found)(*dynamic)) if header.get("values") else (lambda: jax.eval_shape(found, *dynamic))
     tree = None
-    for attempt in ((lambda: jax.jit(found)(*dynamic)) if header.get("values") else (lambda: jax.eval_shape(found, *dynamic)),
-                    lambda: found(*dynamic)):
+    for attempt in (traced, lambda: found(*dynamic)):
         try:
             tree = attempt()
         except BaseException:  # noqa: BLE001  (the call itself is graded elsewhere)
