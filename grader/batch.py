@@ -35,14 +35,16 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader import problems
+from grader.submission import Refused, hidden_with, private_copy, shown
 
 EXIT_RAN, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 COLUMNS = ("student", "file", "status", "score", "pitfall", "message", "duration_s")
@@ -63,10 +65,12 @@ class Interrupted(Exception):
 
 @dataclass(frozen=True)
 class Submission:
-    """One student's submission: the module to grade, or ``missing``: why there is none."""
+    """One student's submission: the module to grade, the folder it was found in (no link may lie between
+    them), or ``missing``: why there is none."""
 
     student: str
     file: Path
+    within: Path
     missing: str | None = None
 
 
@@ -111,7 +115,8 @@ def collect(slug: str, paths: list[Path], out: Path) -> tuple[list[Submission], 
         elif path.is_file():
             if path.suffix != ".py":
                 raise problems.UsageError(f"{path} is not a Python file (.py) or a folder of submissions")
-            entries = [Submission(path.resolve().parent.name if path.name == f"{slug}.py" else path.stem, path)]
+            folder = Path(os.path.abspath(path)).parent
+            entries = [Submission(shown(folder.name if path.name == f"{slug}.py" else path.stem), path, folder)]
         else:
             raise problems.UsageError(f"no file or folder at {path}")
         for entry in entries:
@@ -135,12 +140,16 @@ def folder_entries(slug: str, folder: Path, out: Path, skipped: list[Path]) -> l
     for entry in sorted(folder.iterdir()):
         if entry.name.startswith((".", "_")) or same_path(entry, out):
             continue
-        if entry.is_dir():
+        student = shown(entry.stem if entry.suffix == ".py" else entry.name)
+        if entry.is_symlink():  # a row that says so: a link is never followed with the grader's rights
+            entries.append(Submission(student, entry, folder, f"{shown(entry)} is a symbolic link: submit the "
+                                                              f"file itself, not a link to one"))
+        elif entry.is_dir():
             module = entry / f"{slug}.py"
-            entries.append(Submission(entry.name, module) if module.is_file()
-                           else Submission(entry.name, entry, f"no {slug}.py in {entry}"))
+            entries.append(Submission(student, module, folder) if module.is_file() or module.is_symlink()
+                           else Submission(student, entry, folder, f"no {slug}.py in {shown(entry)}"))
         elif entry.suffix == ".py" and entry.is_file():
-            entries.append(Submission(entry.stem, entry))
+            entries.append(Submission(student, entry, folder))
         else:
             skipped.append(entry)
     return entries
@@ -149,7 +158,7 @@ def folder_entries(slug: str, folder: Path, out: Path, skipped: list[Path]) -> l
 def same_path(a: Path, b: Path) -> bool:
     try:
         return a.resolve() == b.resolve()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a loop of links, before Python 3.13
         return False
 
 
@@ -250,7 +259,7 @@ def stand_in(slug: str, status: str, message: str) -> dict:
 def verdict_row(sub: Submission, verdict: dict, seconds: float) -> tuple[Row, str]:
     pitfall = verdict.get("pitfall")
     status = str(verdict["status"])
-    row = Row(sub.student, str(sub.file), status, int(status == "pass"),
+    row = Row(sub.student, shown(sub.file), status, int(status == "pass"),
               pitfall.get("id", "") if isinstance(pitfall, dict) else "",
               one_line(str(verdict.get("message", "")), MESSAGE_CAP), round(seconds, 2))
     return row, json.dumps(verdict) + "\n"
@@ -442,17 +451,29 @@ def run_batch(problem: problems.Problem, subs: list[Submission], args: argparse.
     if signal.getsignal(signal.SIGINT) is not None:  # Ctrl-C's handler, ignored during the clean-up
         previous[signal.SIGINT] = signal.getsignal(signal.SIGINT)
     pool = ThreadPoolExecutor(max_workers=jobs)
+    # Each submission is graded from a copy in a folder of its own; what learner code could learn from or
+    # tamper with (the class's folders, the gradebook) is hidden from it.
+    copies = Path(tempfile.mkdtemp(prefix="grade-batch-"))
+    copies.chmod(0o755)  # an unprivileged learner user reads its own copy
+    env = hidden_with(dict(os.environ), class_folders(subs, problem.root) + [book.folder])
     try:
         progress.tick()
         if jobs > 1 and len(graded) > 1:
             code = prime(problem, args, limit, stop)
             if code is not None:
                 return code
-        for sub in subs:
+        running: dict[Future, Submission] = {}
+        for i, sub in enumerate(subs):
+            copy = None
+            if sub.missing is None:
+                try:
+                    copy = private_copy(sub.file, sub.within, copies / str(i), f"{slug}.py")
+                except Refused as exc:
+                    sub = replace(sub, missing=str(exc))
             if sub.missing is not None:
                 record(book, progress, *outcome(slug, sub, None, limit))
-        running: dict[Future, Submission] = {
-            pool.submit(run_command, grade_command(slug, s.file, args), limit, stop): s for s in graded}
+            else:
+                running[pool.submit(run_command, grade_command(slug, copy, args), limit, stop, env)] = sub
         while running:
             finished, _ = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)
             for future in finished:
@@ -472,12 +493,20 @@ def run_batch(problem: problems.Problem, subs: list[Submission], args: argparse.
         pool.shutdown(wait=True, cancel_futures=True)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        shutil.rmtree(copies, ignore_errors=True)
     book.write()
     progress.close()
     counts = Counter(row.status for row in book.rows.values())
     print(f"{slug}: {len(book.rows)} submissions graded in {progress.elapsed()}: "
           + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) + f"; gradebook: {book.path}")
     return EXIT_RAN
+
+
+def class_folders(subs: list[Submission], root: Path) -> list[Path]:
+    """The folders the submissions were found in, to hide from learner code: every one but the checkout and
+    the folders above it (the grader and the problems must stay visible)."""
+    above = {Path(os.path.abspath(root)), *Path(os.path.abspath(root)).parents}
+    return sorted({Path(os.path.abspath(s.within)) for s in subs} - above)
 
 
 def interrupt(signum, frame) -> None:

@@ -9,9 +9,11 @@ write there: see :mod:`grader.isolation`) and writes after its run.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -56,10 +58,8 @@ class ReferenceCache:
         if self.path is None or not self.new:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(f".{os.getpid()}.tmp.npz")
-            np.savez(tmp, **self.entries)
-            os.replace(tmp, self.path)
+            with atomic(self.path, binary=True) as f:
+                np.savez(f, **self.entries)
         except OSError:
             pass  # a cache that cannot be written costs time, not a verdict
 
@@ -103,10 +103,8 @@ def save_inputs(path: Path, cases: list[dict]) -> None:
     entries = {f"{i}/{name}": np.asarray(value) for i, case in enumerate(cases) for name, value in case.items()
                if name != kinds.MOVED}  # (a problem's mark, put back on reading)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
-        np.savez(tmp, count=np.asarray(len(cases)), **entries)
-        os.replace(tmp, path)
+        with atomic(path, binary=True) as f:
+            np.savez(f, count=np.asarray(len(cases)), **entries)
     except OSError:
         pass
 
@@ -133,7 +131,28 @@ def write_json(path: Path, data) -> None:
 
 def write_text(path: Path, text: str) -> None:
     """Writes ``text`` to ``path`` atomically: a reader sees the old file or the new one, never half."""
+    with atomic(path) as f:
+        f.write(text)
+
+
+UMASK = os.umask(0o022)
+os.umask(UMASK)
+
+
+@contextlib.contextmanager
+def atomic(path: Path, binary: bool = False):
+    """A file whose contents replace ``path`` at once when the block ends without an error. It is written
+    as a temporary file of a random name, created exclusively beside ``path``, so no link left at a name
+    the grader would use can redirect the write; the rename replaces a link at ``path`` itself, never the
+    file it points to."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o666 & ~UMASK)  # as a file made the ordinary way would be
+        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
+            yield f
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -53,10 +53,10 @@ def cmd_grade(argv: list[str]) -> int:
         root = problems.find_root()
         if (root / "problems" / args.problem / "problem.toml").is_file():
             # The workers' zygote starts importing JAX now, while the grader reads the problem.
-            learner_folder = (args.file.resolve().parent if args.file else root / "problems" / args.problem)
+            graded = problems.graded_file(args.file or root / "problems" / args.problem / f"{args.problem}.py")
             launch = Launch.prepare(root / "solutions" / args.problem / f"{args.problem}.py",
                                     None if args.no_cache else problems.cache_folder(root),
-                                    (str(root), str(learner_folder)), problems.hidden_from_learners(root))
+                                    (str(root), str(graded.parent)), problems.hidden_from_learners(root), graded)
         from grader import report
         from grader.engine import Options, grade
 
@@ -64,7 +64,7 @@ def cmd_grade(argv: list[str]) -> int:
         problem.hooks()  # an instructor's broken file is a usage error, found before anything runs
         problem.properties()
         problem.variants("pitfalls")  # pitfalls.toml, written out before learner code runs
-        learner = (args.file or problem.stub).resolve()
+        learner = problems.graded_file(args.file or problem.stub)
         if not learner.is_file():
             raise problems.UsageError(f"no file at {args.file or problem.stub}")
         cases = None

@@ -104,7 +104,7 @@ class Session:
         if subject_key is None:
             self.launch = launch or Launch.prepare(problem.reference, cache_folder(problem.root) if options.use_cache else None,
                                                    (str(problem.root), str(self.learner_path.parent)),
-                                                   hidden_from_learners(problem.root))
+                                                   hidden_from_learners(problem.root), self.learner_path)
             self.isolation = self.launch.isolation()
         if trusted is None and problem.handout:
             from grader.handout import Recorded

@@ -26,11 +26,13 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from pathlib import Path
 
 from grader import formats, problems
+from grader import submission as submission_mod
 
 CONFIG = "gradescope.json"  # at the zip's root: the problems, their points, visibility, the user to grade as
 PROJECT_FILES = ("pyproject.toml", "requirements.lock", "README.md")
@@ -164,18 +166,14 @@ def build(root: Path, config: dict, output: Path) -> list[str]:
             relative = path.relative_to(root)
             if path.is_file() and not SKIPPED_PARTS & set(relative.parts) and path.suffix != ".pyc":
                 files[relative.as_posix()] = path.read_bytes()
-    output.parent.mkdir(parents=True, exist_ok=True)
-    partial = output.with_name(f".{output.name}.{os.getpid()}.tmp")
-    try:
-        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
-            for name in sorted(files):
-                info = zipfile.ZipInfo(name, ZIP_DATE)
-                info.external_attr = (0o100755 if name in ("setup.sh", "run_autograder") else 0o100644) << 16
-                info.compress_type = zipfile.ZIP_DEFLATED
-                archive.writestr(info, files[name])
-        os.replace(partial, output)
-    finally:
-        partial.unlink(missing_ok=True)
+    from grader.cache import atomic
+
+    with atomic(output, binary=True) as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in sorted(files):
+            info = zipfile.ZipInfo(name, ZIP_DATE)
+            info.external_attr = (0o100755 if name in ("setup.sh", "run_autograder") else 0o100644) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, files[name])
     return sorted(files)
 
 
@@ -221,7 +219,23 @@ def grade_one(slug: str, grade: Path, source: Path, submission: Path, env: dict)
     if isinstance(found, str):
         print(f"{slug}: {found}")
         return formats.unrun(slug, "not_started", found)
-    command = [str(grade), slug, "--file", str(found), "--json"]
+    # Graded from a copy, read as a submission (no link followed, bounded), in a folder of its own; the
+    # upload and the results are hidden from learner code.
+    print(f"{slug}: {found}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="grade-submission-") as copies:
+        os.chmod(copies, 0o755)  # the unprivileged learner user reads its copy
+        try:
+            copy = submission_mod.private_copy(found, submission, Path(copies) / "submission", f"{slug}.py")
+        except submission_mod.Refused as exc:
+            print(f"{slug}: {exc}")
+            return formats.unrun(slug, "error", f"Your {slug}.py was not graded: {exc}.")
+        env = submission_mod.hidden_with(env, [submission, submission.parent / "results"])
+        return run_grade(slug, grade, source, copy, env)
+
+
+def run_grade(slug: str, grade: Path, source: Path, file: Path, env: dict) -> dict:
+    """The verdict of `grade <slug> --file <file> --json`, or one that says why there is none."""
+    command = [str(grade), slug, "--file", str(file), "--json"]
     print(f"{slug}: {' '.join(command)}", flush=True)
     try:
         done = subprocess.run(command, cwd=source, capture_output=True, text=True, timeout=GRADE_TIMEOUT,

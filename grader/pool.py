@@ -429,6 +429,9 @@ def become_worker(request: dict, mode: str, req_fd: int, resp_fd: int, out_fd: i
             from grader import isolation
 
             isolation.enter()
+        if request["confine"] and mode != "namespaces":
+            # Unconfined learner code could read or rewrite any compile cache: it gets none.
+            request = dict(request, compile_cache="")
         if mode == "user":
             uid, gid = learner_user(request["env"])
             os.setgroups([])
@@ -436,7 +439,6 @@ def become_worker(request: dict, mode: str, req_fd: int, resp_fd: int, out_fd: i
             os.setresuid(uid, uid, uid)  # for good: no way back to root
             _prctl(PR_SET_NO_NEW_PRIVS, 1)
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a change of user clears it
-            request = dict(request, compile_cache="")  # root's cache folder is not this user's to write
         os.setsid()
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)

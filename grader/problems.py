@@ -59,8 +59,21 @@ def cache_folder(root: Path) -> Path:
 
 def hidden_from_learners(root: Path) -> tuple[str, ...]:
     """What learner code must not read, where it is confined: what gives the answer away (the solutions, the
-    reference's outputs kept in the cache, a handout's recorded answers)."""
-    return (str(root / "solutions"), str(cache_folder(root)), *map(str, sorted(root.glob("problems/*/recorded.npz"))))
+    reference's outputs kept in the cache, a handout's recorded answers), and what the command that started
+    this one names (a class's folders and gradebook: see :mod:`grader.submission`)."""
+    from grader.submission import hidden_by_environment
+
+    return (str(root / "solutions"), str(cache_folder(root)), *map(str, sorted(root.glob("problems/*/recorded.npz"))),
+            *hidden_by_environment())
+
+
+def graded_file(path: Path) -> Path:
+    """The file to grade, ``path`` with its links resolved; a UsageError where that cannot be done (a
+    loop of symbolic links)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: Python before 3.13 on a loop
+        raise UsageError(f"{path} cannot be read: {exc}") from None
 
 
 def slugs(root: Path) -> list[str]:

@@ -302,13 +302,18 @@ def imports_of(source: str) -> list[str]:
 # -- a run's workers ----------------------------------------------------------------------------------
 
 
-def learner_spec(folder: Path | None, visible: tuple[str, ...] = (), hidden: tuple[str, ...] = ()) -> Spec:
-    """A learner's worker: confined, writing only its own compile cache (which nothing trusted reads),
-    reading nothing in ``hidden``."""
+def learner_spec(folder: Path | None, visible: tuple[str, ...] = (), hidden: tuple[str, ...] = (),
+                 learner: Path | None = None) -> Spec:
+    """A learner's worker: confined, reading nothing in ``hidden``, writing only the compile cache of the
+    graded file ``learner``: a folder of its own, keyed by the file's path, which nothing trusted reads and
+    no other file's grading (the reference's, a classmate's) writes or sees. Where learner code runs
+    unconfined it gets none (see :mod:`grader.pool`)."""
     if folder is None:
         return Spec(confine=True, visible=visible, hidden=hidden)
-    (folder / "jax-learner").mkdir(parents=True, exist_ok=True)
-    return Spec(confine=True, compile_cache=str(folder / "jax-learner"), visible=visible, hidden=hidden)
+    key = hashlib.sha256(os.fsencode(os.path.abspath(learner) if learner else "")).hexdigest()[:16]
+    cache = folder / "jax-learner" / key
+    cache.mkdir(parents=True, exist_ok=True)
+    return Spec(confine=True, compile_cache=str(cache), visible=visible, hidden=hidden)
 
 
 @dataclass
@@ -324,14 +329,15 @@ class Launch:
 
     @classmethod
     def prepare(cls, reference: Path, cache_folder: Path | None, visible: tuple[str, ...] = (),
-                hidden: tuple[str, ...] = ()) -> Launch:
+                hidden: tuple[str, ...] = (), learner: Path | None = None) -> Launch:
         """``visible``: folders the learner's code must see (the checkout, the learner's file's folder);
-        ``hidden``: what it must not read (:func:`grader.problems.hidden_from_learners`)."""
+        ``hidden``: what it must not read (:func:`grader.problems.hidden_from_learners`); ``learner``: the
+        graded file (its compile cache is its own)."""
         if cache_folder is not None:
             cache_folder.mkdir(parents=True, exist_ok=True)
             if cache_folder.stat().st_uid == os.geteuid():
                 cache_folder.chmod(0o700)  # this user's alone: learner code running as another cannot read it
-        spec = learner_spec(cache_folder, visible, hidden)
+        spec = learner_spec(cache_folder, visible, hidden, learner)
         found = Zygote.find(cache_folder)
         if found is not None:
             try:

@@ -215,7 +215,7 @@ time.sleep(600)
     while grandchild in live_processes() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert grandchild not in live_processes()
-    row, verdict = batch.outcome("rel_shift", batch.Submission("ann", tmp_path / "ann.py"), done, 3.0)
+    row, verdict = batch.outcome("rel_shift", batch.Submission("ann", tmp_path / "ann.py", tmp_path), done, 3.0)
     assert (row.status, row.score) == ("timeout", 0) and "within 3 s" in row.message
     jsonschema.validate(json.loads(verdict), report_module.SCHEMA)
 
@@ -224,6 +224,6 @@ def test_a_command_without_a_verdict_is_an_error_row_with_its_last_words(tmp_pat
     done = batch.run_command([sys.executable, "-c", "import sys; print('not json'); sys.exit('grade broke: reason')"],
                              30.0, threading.Event())
     assert done.returncode == 1 and not done.timed_out
-    row, verdict = batch.outcome("rel_shift", batch.Submission("ann", tmp_path / "ann.py"), done, 30.0)
+    row, verdict = batch.outcome("rel_shift", batch.Submission("ann", tmp_path / "ann.py", tmp_path), done, 30.0)
     assert (row.status, row.score) == ("error", 0) and "grade broke: reason" in row.message
     jsonschema.validate(json.loads(verdict), report_module.SCHEMA)

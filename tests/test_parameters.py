@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT
 from grader import check
 
-FILES = Path(__file__).parent / "submissions" / "parameters"
+FILES = Path(__file__).parent / "parameter_styles"  # one file per style and mistake, each saying what it is
 MOVED = "with every parameter moved from its initial value"
 
 

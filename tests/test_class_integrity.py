@@ -1,0 +1,126 @@
+"""A class's verdicts nobody can game: each submission is graded from a copy of its own, sees no classmate,
+no gradebook and no other file's compiled programs; no link is followed with the grader's rights; odd
+names and loops give rows, not tracebacks; files the grader writes never go through a link."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from grader import gradescope, submission
+from grader.cache import write_text
+
+REFERENCE = ROOT / "solutions" / "rel_shift" / "rel_shift.py"
+
+# Appended to the reference: at import, try to read what a classmate, the gradebook and other compile
+# caches hold, and print what could be read (the verdict carries what learner code prints).
+SNOOP = '''
+
+import glob as _glob
+import os as _os
+
+for _pattern in {patterns!r}:
+    for _path in _glob.glob(_pattern):
+        if _os.path.abspath(_path) != _os.path.abspath(__file__):
+            try:
+                with open(_path, "rb") as _f:
+                    print("READ", _path, len(_f.read()))
+            except OSError as _exc:
+                print("REFUSED", _path, _exc.strerror)
+print("SNOOPED")
+
+
+def _cache_neighbours():
+    import jax
+
+    mine = jax.config.jax_compilation_cache_dir
+    if mine:
+        print("CACHES", sorted(_os.listdir(_os.path.dirname(mine))))
+
+
+_right = rel_shift
+
+
+def rel_shift(seed, x):
+    _cache_neighbours()
+    return _right(seed, x)
+'''
+
+
+def batch(*argv) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader.cli", "batch", *map(str, argv)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_a_submission_sees_no_classmate_no_gradebook_no_other_cache_and_links_are_rows(tmp_path, private_cache):
+    klass, out = tmp_path / "class", tmp_path / "grades"
+    klass.mkdir()
+    (klass / "alice.py").write_bytes(REFERENCE.read_bytes())
+    patterns = [str(klass / "*.py"), str(klass / "*" / "rel_shift.py"), str(out / "*"), str(out / "verdicts" / "*"),
+                str(ROOT / "solutions" / "rel_shift" / "*.py")]
+    (klass / "snoop.py").write_text(REFERENCE.read_text() + SNOOP.format(patterns=patterns))
+    (klass / "linked.py").symlink_to(REFERENCE)  # a link to the solution
+    (klass / "carol").symlink_to(REFERENCE.parent, target_is_directory=True)  # a linked folder
+    (klass / "loop.py").symlink_to(klass / "loop.py")  # a loop
+    (klass / os.fsdecode(b"d\xffve.py")).write_bytes(REFERENCE.read_bytes())  # a name that is not UTF-8
+    (klass / "large.py").write_text("#" * (submission.MAX_BYTES + 1))
+    done = batch("rel_shift", klass, "--out", out, "--jobs", 2, "--quiet")
+    assert done.returncode == 0, done.stderr
+    with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    assert rows["alice"]["status"] == "pass"
+    assert rows["d\\xffve"]["status"] == "pass"
+    for student in ("linked", "carol", "loop"):
+        assert rows[student]["status"] == "error" and "symbolic link" in rows[student]["message"], student
+    assert rows["large"]["status"] == "error" and "more than the" in rows["large"]["message"]
+    snooped = json.loads((out / "verdicts" / "snoop.json").read_text())
+    assert snooped["status"] == "pass"
+    printed = snooped["output"]
+    assert "SNOOPED" in printed and "READ" not in printed  # nothing of the class, the gradebook or the solution
+    caches = {line for line in printed.splitlines() if line.startswith("CACHES")}
+    assert len(caches) == 1 and len(eval(caches.pop().removeprefix("CACHES "))) == 1  # its own, no other file's
+
+
+def test_gradescope_grades_no_link_to_the_solution(tmp_path):
+    upload = tmp_path / "autograder" / "submission"
+    upload.mkdir(parents=True)
+    (upload / "rel_shift.py").symlink_to(REFERENCE)
+    verdict = gradescope.grade_one("rel_shift", Path(sys.executable).parent / "grade", ROOT, upload, dict(os.environ))
+    assert verdict["status"] == "error" and "symbolic link" in verdict["message"]
+
+
+def test_a_submission_is_read_only_as_one_regular_file_under_its_folder(tmp_path):
+    folder = tmp_path / "class"
+    (folder / "bob").mkdir(parents=True)
+    (folder / "bob" / "rel_shift.py").write_text("x = 1\n")
+    assert submission.read(folder / "bob" / "rel_shift.py", folder) == b"x = 1\n"
+    os.link(folder / "bob" / "rel_shift.py", folder / "hard.py")
+    with pytest.raises(submission.Refused, match="hard link"):
+        submission.read(folder / "hard.py", folder)
+    (folder / "eve").symlink_to(folder / "bob", target_is_directory=True)
+    with pytest.raises(submission.Refused, match="symbolic link"):
+        submission.read(folder / "eve" / "rel_shift.py", folder)
+
+
+def test_a_file_the_grader_writes_replaces_a_link_and_never_writes_through_it(tmp_path):
+    target = tmp_path / "not-yours"
+    target.write_text("keep")
+    (tmp_path / "results.json").symlink_to(target)
+    write_text(tmp_path / "results.json", "{}")
+    assert target.read_text() == "keep"
+    assert not (tmp_path / "results.json").is_symlink() and (tmp_path / "results.json").read_text() == "{}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["not-yours", "results.json"]  # no temporary left
+
+
+def test_grading_a_file_in_a_loop_of_links_is_one_sentence(grade, tmp_path):
+    (tmp_path / "a.py").symlink_to(tmp_path / "b.py")
+    (tmp_path / "b.py").symlink_to(tmp_path / "a.py")
+    code, out, err = grade("rel_shift", "--file", tmp_path / "a.py")
+    assert code == 2 and "cannot be read" in err and "Traceback" not in err
