@@ -4,9 +4,11 @@ names and loops give rows, not tracebacks; files the grader writes never go thro
 
 from __future__ import annotations
 
+import compileall
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -124,3 +126,32 @@ def test_grading_a_file_in_a_loop_of_links_is_one_sentence(grade, tmp_path):
     (tmp_path / "b.py").symlink_to(tmp_path / "a.py")
     code, out, err = grade("rel_shift", "--file", tmp_path / "a.py")
     assert code == 2 and "cannot be read" in err and "Traceback" not in err
+
+
+DRAW = """
+import hashlib, sys
+from pathlib import Path
+import grader
+from grader import kinds, problems
+from grader.engine import run_generated
+
+problem = problems.load(Path(sys.argv[1]), sys.argv[2])
+drawn = []
+run_generated(type("Drawing", (), {"problem": problem})(), [], collect=drawn)
+print(grader.__file__, hashlib.sha256("".join(kinds.args_digest(problem.args, a) for a in drawn).encode()).hexdigest())
+"""
+
+
+def test_the_same_inputs_are_drawn_from_a_checkout_and_from_an_install_without_sources(tmp_path):
+    site = tmp_path / "site"
+    shutil.copytree(ROOT / "grader", site / "grader", ignore=shutil.ignore_patterns("__pycache__"))
+    compileall.compile_dir(site, quiet=1, legacy=True)  # module.pyc beside module.py: importable alone
+    for source in site.rglob("*.py"):
+        source.unlink()
+    draws = {}
+    for where, env in (("checkout", {}), ("compiled", {"PYTHONPATH": str(site)})):
+        done = subprocess.run([sys.executable, "-c", DRAW, str(ROOT), "mini_t5_forward"], cwd=tmp_path, check=True,
+                              capture_output=True, text=True, env={**os.environ, **env})
+        draws[where] = done.stdout.split()
+    assert draws["compiled"][0].startswith(str(site)) and draws["checkout"][0].startswith(str(ROOT))
+    assert draws["compiled"][1] == draws["checkout"][1]
