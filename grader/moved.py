@@ -61,24 +61,24 @@ def move_leaf(path: str, leaf):
     return jnp.asarray(moved, dtype)
 
 
+def path_of(keys) -> str:
+    """A pytree path (JAX's keys, or NNX's names and indices) written ``a/b/kernel``."""
+    return "/".join(str(getattr(k, "key", getattr(k, "name", getattr(k, "idx", k)))) for k in keys)
+
+
 def _paths(tree) -> list:
     import jax
 
-    from grader.worker import key_name
-
-    return [("/".join(key_name(k) for k in path), leaf) for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]]
+    return [(path_of(path), leaf) for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]]
 
 
 def _moved_variables(variables):
     """A linen variable collection with its ``params`` moved (the other collections as they are)."""
     import jax
 
-    from grader.worker import key_name
-
     if not hasattr(variables, "get") or variables.get("params") is None:
         return variables
-    params = jax.tree_util.tree_map_with_path(
-        lambda path, leaf: move_leaf("/".join(key_name(k) for k in path), leaf), variables["params"])
+    params = jax.tree_util.tree_map_with_path(lambda path, leaf: move_leaf(path_of(path), leaf), variables["params"])
     if type(variables) is dict:
         return {**variables, "params": params}
     return variables.copy({"params": params})  # a FrozenDict
@@ -148,11 +148,9 @@ def _nnx_params(node) -> None:
     """Move (or observe) the ``nnx.Param`` values of a module just built."""
     from flax import nnx
 
-    from grader.worker import key_name
-
     if not isinstance(node, nnx.Module):
         return
-    found = [("/".join(key_name(k) for k in path), v) for path, v in nnx.iter_graph(node) if isinstance(v, nnx.Param)]
+    found = [(path_of(path), v) for path, v in nnx.iter_graph(node) if isinstance(v, nnx.Param)]
     if _OBSERVING[0] and found:
         _OBSERVED.append({"params/" + path: v.get_value() for path, v in found})
         raise Observed

@@ -33,7 +33,7 @@ import time
 import traceback
 import types
 
-from grader import protocol
+from grader import moved, protocol
 
 STATE: dict = {}  # key -> {"fn", "path", "module", "jitted": {how moved: the entry under jax.jit}, "jit_error",
 #                             "moves": whether the problem moves parameters}
@@ -145,8 +145,6 @@ def jitted(state: dict, static: tuple[int, ...], which):
     import jax
     import numpy as np
 
-    from grader import moved
-
     if not state["moves"]:  # a problem without parameters: the entry itself (Flax is not even imported)
         if "plain" not in state["jitted"]:
             state["jitted"]["plain"] = jax.jit(state["fn"], static_argnums=static)
@@ -175,8 +173,6 @@ def jitted(state: dict, static: tuple[int, ...], which):
 
 def call(header: dict, arrays) -> tuple[dict, list]:
     import jax
-
-    from grader import moved
 
     state = STATE[header["key"]]
     fn, path = state["fn"], state["path"]
@@ -310,8 +306,6 @@ def params(header: dict, arrays) -> tuple[dict, list]:
     import jax
     import numpy as np
 
-    from grader import moved
-
     state = STATE[header["key"]]
     args, static = decode_args(header, arrays)
     dynamic = [a for i, a in enumerate(args) if i not in static]
@@ -343,7 +337,7 @@ def flat_tree(tree) -> dict:
     import jax
 
     leaves = jax.tree_util.tree_flatten_with_path(tree)[0]
-    return {"/".join(key_name(k) for k in path): leaf for path, leaf in leaves}
+    return {moved.path_of(path): leaf for path, leaf in leaves}
 
 
 def capture(header: dict, arrays) -> tuple[dict, list]:
@@ -374,13 +368,6 @@ def merge(args: list, static: tuple[int, ...], dynamic) -> list:
     """The full argument list from the static ones in ``args`` and the ``dynamic`` others, in order."""
     dynamic = iter(dynamic)
     return [a if i in static else next(dynamic) for i, a in enumerate(args)]
-
-
-def key_name(key) -> str:
-    for attr in ("key", "name", "idx"):
-        if hasattr(key, attr):
-            return str(getattr(key, attr))
-    return str(key)
 
 
 def first_line(exc: BaseException) -> str:

@@ -14,7 +14,8 @@ import pytest
 from conftest import ROOT
 from grader import check
 
-FILES = Path(__file__).parent / "parameter_styles"  # one file per style and mistake, each saying what it is
+import parameter_styles  # noqa: E402  (tests/parameter_styles.py)
+
 MOVED = "with every parameter moved from its initial value"
 
 
@@ -26,8 +27,8 @@ MOVED = "with every parameter moved from its initial value"
     # alone it changes no output, so it is not named (nor does leaving it out change anything).
     ("shaw_relative_attention", "shaw_numpy_forgets_biases", ["out/bias", "query/bias", "value/bias"]),
 ])
-def test_an_ignored_parameter_fails_and_is_named_in_every_style(grade_json, problem, name, ignored):
-    code, report = grade_json(problem, "--file", FILES / f"{name}.py")
+def test_an_ignored_parameter_fails_and_is_named_in_every_style(grade_json, tmp_path, problem, name, ignored):
+    code, report = grade_json(problem, "--file", parameter_styles.write(name, tmp_path))
     assert code == 1 and report["status"] == "fail"
     assert MOVED in report["counterexample"]["call"]
     assert report["counterexample"]["inputs"]["@moved"] is True  # and the replay file keeps it
@@ -43,21 +44,22 @@ def test_an_ignored_parameter_fails_and_is_named_in_every_style(grade_json, prob
     ("mini_t5_forward", "mini_t5_rmsnorm_ignores_gamma", "encoder_0/self_attn_norm"),
     ("t5_forward", "t5_forward_layer_norm_ignores_weight", "encoder/block_0/layer_0/layer_norm"),
 ])
-def test_a_norm_that_ignores_its_weight_fails_a_model_and_its_part_is_pointed_at(grade_json, problem, name, part):
-    code, report = grade_json(problem, "--file", FILES / f"{name}.py")
+def test_a_norm_that_ignores_its_weight_fails_a_model_and_its_part_is_pointed_at(grade_json, tmp_path, problem, name, part):
+    code, report = grade_json(problem, "--file", parameter_styles.write(name, tmp_path))
     assert code == 1 and MOVED in report["counterexample"]["call"]
     assert report["diagnosis"]["id"] == "parameters_not_followed"
     assert report["first_wrong_part"]["path"] == part
 
 
-def test_grading_the_norm_alone_runs_it_on_moved_parameters(grade_json):
-    code, report = grade_json("mini_t5_forward", "--file", FILES / "mini_t5_rmsnorm_ignores_gamma.py", "--part", "RMSNorm")
+def test_grading_the_norm_alone_runs_it_on_moved_parameters(grade_json, tmp_path):
+    learner = parameter_styles.write("mini_t5_rmsnorm_ignores_gamma", tmp_path)
+    code, report = grade_json("mini_t5_forward", "--file", learner, "--part", "RMSNorm")
     assert code == 1 and report["status"] == "fail"
     assert report["first_wrong_part"]["path"].endswith("norm")
 
 
-def test_code_with_no_parameters_the_grader_can_see_fails_and_is_told_so(grade_json):
-    code, report = grade_json("rmsnorm", "--file", FILES / "rmsnorm_no_parameters.py")
+def test_code_with_no_parameters_the_grader_can_see_fails_and_is_told_so(grade_json, tmp_path):
+    code, report = grade_json("rmsnorm", "--file", parameter_styles.write("rmsnorm_no_parameters", tmp_path))
     assert code == 1 and MOVED in report["counterexample"]["call"]
     [note] = [c for c in report["checks"] if c["name"] == "parameters"]
     assert note["status"] == "warn" and "creates no parameters the grader can see" in note["message"]
@@ -69,14 +71,15 @@ def test_code_with_no_parameters_the_grader_can_see_fails_and_is_told_so(grade_j
      [f"missing parameter params/{p}/bias (8,)" for p in ("key", "out", "query", "value")]),
     ("transformer_xl_attention", "txl_spec_extra_pos_bias", ["unexpected parameter params/pos_proj/bias (8,)"]),
 ])
-def test_a_spec_module_beside_numpy_gets_the_parameter_check(grade_json, problem, name, lines):
-    code, report = grade_json(problem, "--file", FILES / f"{name}.py")
+def test_a_spec_module_beside_numpy_gets_the_parameter_check(grade_json, tmp_path, problem, name, lines):
+    code, report = grade_json(problem, "--file", parameter_styles.write(name, tmp_path))
     assert code == 1
     assert report["params_diff"][1:] == lines
 
 
-def test_values_drawn_for_another_parameter_are_said_and_no_mistake_is_named(grade_json):
-    code, report = grade_json("transformer_xl_attention", "--file", FILES / "txl_compact_v_before_u.py")
+def test_values_drawn_for_another_parameter_are_said_and_no_mistake_is_named(grade_json, tmp_path):
+    code, report = grade_json("transformer_xl_attention", "--file",
+                              parameter_styles.write("txl_compact_v_before_u", tmp_path))
     assert code == 1
     assert report["pitfall"] is None  # u_and_v_swapped would send the learner to fix pairing code that is right
     assert report["diagnosis"]["id"] == "parameter_values"
@@ -84,8 +87,8 @@ def test_values_drawn_for_another_parameter_are_said_and_no_mistake_is_named(gra
     assert "create them in the stub's order" in report["diagnosis"]["message"]
 
 
-def test_a_worker_that_lies_about_its_tree_and_stops_the_moving_still_fails(grade_json):
-    code, report = grade_json("rmsnorm", "--file", FILES / "rmsnorm_hides_extra_beta.py")
+def test_a_worker_that_lies_about_its_tree_and_stops_the_moving_still_fails(grade_json, tmp_path):
+    code, report = grade_json("rmsnorm", "--file", parameter_styles.write("rmsnorm_hides_extra_beta", tmp_path))
     assert code == 1 and report["status"] == "fail"
     assert MOVED in report["counterexample"]["call"]
 
