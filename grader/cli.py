@@ -11,6 +11,7 @@ from pathlib import Path
 # Only light modules here: `grade <problem>` starts its workers' zygote before importing NumPy and the rest.
 from grader import problems
 from grader.learner import file_digest, load_state, progress_line, record_status
+from grader.submission import MAX_BYTES as MAX_MODULE_BYTES
 from grader.zygote import Launch
 
 EXIT_PASS, EXIT_VERDICT, EXIT_USAGE = 0, 1, 2
@@ -67,6 +68,9 @@ def cmd_grade(argv: list[str]) -> int:
         learner = problems.graded_file(args.file or problem.stub)
         if not learner.is_file():
             raise problems.UsageError(f"no file at {args.file or problem.stub}")
+        if learner.stat().st_size > MAX_MODULE_BYTES:  # read whole before it runs: a bound first
+            raise problems.UsageError(f"{args.file or problem.stub} has {learner.stat().st_size} bytes, more than "
+                                      f"the {MAX_MODULE_BYTES} a module to grade may have")
         cases = None
         if args.replay is not None:
             if not args.replay.is_file():

@@ -63,8 +63,11 @@ def hidden_from_learners(root: Path) -> tuple[str, ...]:
     this one names (a class's folders and gradebook: see :mod:`grader.submission`)."""
     from grader.submission import hidden_by_environment
 
+    # The checkout the grader itself is installed from may be another one (an editable install, an
+    # instructor's second copy): its solutions give the answers away as well.
+    installed = Path(__file__).resolve().parent.parent / "solutions"
     return (str(root / "solutions"), str(cache_folder(root)), *map(str, sorted(root.glob("problems/*/recorded.npz"))),
-            *hidden_by_environment())
+            *([str(installed)] if installed.is_dir() else []), *hidden_by_environment())
 
 
 def graded_file(path: Path) -> Path:

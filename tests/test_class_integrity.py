@@ -155,3 +155,25 @@ def test_the_same_inputs_are_drawn_from_a_checkout_and_from_an_install_without_s
         draws[where] = done.stdout.split()
     assert draws["compiled"][0].startswith(str(site)) and draws["checkout"][0].startswith(str(ROOT))
     assert draws["compiled"][1] == draws["checkout"][1]
+
+
+def test_the_solutions_of_the_checkout_the_grader_runs_from_are_hidden_too(tmp_path):
+    other = tmp_path / "second-copy"  # an instructor's second copy, graded by the grader installed from ROOT
+    for part in ("problems", "solutions"):
+        shutil.copytree(ROOT / part / "rel_shift", other / part / "rel_shift")
+    learner = tmp_path / "rel_shift.py"
+    learner.write_text(REFERENCE.read_text() + SNOOP.format(patterns=[str(ROOT / "solutions" / "rel_shift" / "*.py")]))
+    done = subprocess.run([sys.executable, "-m", "grader.cli", "rel_shift", "--file", str(learner), "--json"],
+                          cwd=other, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "GRADE_CACHE_DIR": str(tmp_path / "cache")})
+    verdict = json.loads(done.stdout)
+    assert verdict["isolation"] == "namespaces" and "SNOOPED" in verdict["output"]
+    assert "READ" not in verdict["output"]
+
+
+def test_a_module_too_large_to_be_one_is_refused_unread(grade, tmp_path):
+    huge = tmp_path / "rel_shift.py"
+    with open(huge, "wb") as f:
+        f.truncate(submission.MAX_BYTES + 1)  # sparse: costs no disk
+    code, _, err = grade("rel_shift", "--file", huge)
+    assert code == 2 and "more than the" in err
