@@ -456,6 +456,9 @@ def run_batch(problem: problems.Problem, subs: list[Submission], args: argparse.
     copies = Path(tempfile.mkdtemp(prefix="grade-batch-"))
     copies.chmod(0o755)  # an unprivileged learner user reads its own copy
     env = hidden_with(dict(os.environ), class_folders(subs, problem.root) + [book.folder])
+    if not problem.handout:  # the class is graded on inputs no handout recorded, too
+        problems.ensure_secret(problem.root)
+        env[problems.SECRET_VARIABLE] = "1"
     try:
         progress.tick()
         if jobs > 1 and len(graded) > 1:

@@ -95,7 +95,8 @@ def cmd_grade(argv: list[str]) -> int:
         return usage_error(str(exc), args.json, args.problem, exercism=exercism_output(args))
 
     options = Options(jit=not args.no_jit, use_cache=not args.no_cache, call_seconds=args.call_time_limit,
-                      problem_seconds=args.time_limit, memory_mib=args.memory_mib)
+                      problem_seconds=args.time_limit, memory_mib=args.memory_mib,
+                      secret_seed=None if args.replay else problems.secret_seed(root))
     import shlex
     from functools import partial
 

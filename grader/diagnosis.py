@@ -21,11 +21,14 @@ def explain(session: Session, verdict: Verdict, name_only: bool = False, command
     if outcome is None or not outcome.args or verdict.status not in (Status.FAIL, Status.ERROR):
         return
     if verdict.status == Status.FAIL and outcome.actual is not None:
-        found = None if name_only else parameter_values(session, outcome.args)
-        if found is None:  # values drawn for another parameter explain a mistake no variant makes
-            verdict.pitfall, verdict.pitfall_candidates = name_pitfall(session, outcome)
+        if not name_only and session.problem.moves_parameters:  # found while the known mistakes run
+            session.ask_param_values(kinds.with_moved(outcome.args, False))
+        verdict.pitfall, verdict.pitfall_candidates = name_pitfall(session, outcome)
         if name_only:
             return
+        found = parameter_values(session)
+        if found is not None:  # values drawn for another parameter explain it: no known mistake does
+            verdict.pitfall, verdict.pitfall_candidates = None, []
         verdict.diagnosis = found or parameters_followed(session, outcome) or relation(session, outcome)
         verdict.checks.extend(property_checks(session, outcome))
     if not name_only:
@@ -36,13 +39,12 @@ def explain(session: Session, verdict: Verdict, name_only: bool = False, command
         verdict.first_wrong_part = part
 
 
-def parameter_values(session: Session, args: dict) -> Diagnosis | None:
+def parameter_values(session: Session) -> Diagnosis | None:
     """Where a parameter of the learner's holds the initial values the reference gives another one (two
     ``self.param`` calls in another order in ``@nn.compact``, one random key used for two parameters):
-    every computation may be right, and the values are not. None where that is not so."""
-    if not session.problem.moves_parameters:
-        return None
-    found = session.param_values(kinds.with_moved(args, False))
+    every computation may be right, and the values are not. None where that is not so, or where nothing
+    was asked (:meth:`grader.engine.Session.ask_param_values`)."""
+    found = session.param_values()
     if found is None:
         return None
     graded, reference = found

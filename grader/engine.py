@@ -37,6 +37,7 @@ UNSEEN_PARAMETERS = ("your code creates no parameters the grader can see (it loo
                      "from their initial values could check them; create them as the stub does")
 
 MOVED_NOTE = ", each run with every parameter moved from its initial value"
+VALUES_BYTES = 64 << 20  # the most a learner's initial parameter values may take where the reference has none
 
 
 @dataclass
@@ -46,6 +47,7 @@ class Options:
     call_seconds: float | None = None
     problem_seconds: float | None = None
     memory_mib: int | None = None
+    secret_seed: int | None = None  # inputs drawn from it too, for the instructor's verdicts (grader.problems)
 
 
 class StopGrading(BaseException):
@@ -128,6 +130,8 @@ class Session:
         self.drawn: list[dict] = []  # the inputs Hypothesis draws for this problem
         self.learner_loaded = subject_key is not None
         self.tree_unseen = False  # the reference creates parameters, and the graded module none that Flax makes
+        self.values_asked: dict | None = None  # the reference's initial parameters, while the learner's are due
+        self.values_found: tuple[dict, dict] | None = None
         if subject_key is None:
             self.key = "learner"
             self.learner_source = learner_path.read_bytes()
@@ -305,6 +309,7 @@ class Session:
             raise StopGrading(self._failure_outcome(name, args, answer))
         if answer is None:  # a case outside the batch (shrinking), or one a failed batch left unanswered
             self.cancel_pending()  # the worker must be free
+            self.settle()
             self.learner.request(*call_request(self.problem, self.key, args, self.options.jit))
         in_batch = expected is None and self.trusted.is_pending("reference", args)
         if expected is None and not in_batch and not self.shared:  # computed while the learner's call runs
@@ -358,6 +363,7 @@ class Session:
             for (digest, _), out in zip(missing, self.trusted.outputs(self.key, [a for _, a in missing])):
                 known[digest] = out
         elif missing:
+            self.settle()
             self.learner.request(*batch_request(self.problem, self.key, [a for _, a in missing], self.options.jit))
             for digest, args in missing:
                 try:
@@ -418,22 +424,39 @@ class Session:
                             "agree until it matches:")
         return lines
 
-    def param_values(self, args: dict) -> tuple[dict, dict] | None:
-        """The initial values of the parameters the learner's code and the reference create on ``args``
-        (``{path: array}`` each), or None where either creates none that Flax makes, or a worker fails.
-        The reference's are kept on disk, like its outputs."""
-        reference = self.trusted.param_values(args)
-        if not reference or self.shared:
-            return None
+    def ask_param_values(self, args: dict) -> None:
+        """Start the learner's worker finding the initial values of its parameters on ``args`` (it works on
+        them while the trusted side runs the known mistakes); :meth:`param_values` takes the answer. Any
+        other request to the learner's worker first waits for it (:meth:`settle`)."""
+        self.settle()
+        if self.shared:
+            return
         arrays: list = []
         self.learner.request({"op": "params", "values": True, "key": self.key,
                               "args": kinds.encode(self.problem.args, args, arrays)}, arrays)
+        self.values_asked = {}  # due, whatever the reference's are
+        self.values_asked = self.trusted.param_values(args) or {}
+
+    def settle(self) -> None:
+        """Take the answer to :meth:`ask_param_values`, if one is due, before the worker is asked anything else."""
+        reference, self.values_asked = self.values_asked, None
+        if reference is None:
+            return
+        bound = 2 * sum(v.nbytes for v in reference.values()) + 4096 if reference else VALUES_BYTES
         try:
-            graded = self._receive(2 * sum(v.nbytes for v in reference.values()) + 4096, "params").values
+            graded = self._receive(bound, "params").values
         except (WorkerFailure, StopGrading):
             self.learner.kill()  # its late answer must not be taken for a later request's
-            return None
-        return (graded, reference) if graded else None
+            graded = None
+        self.values_found = (graded, reference) if graded and reference else None
+
+    def param_values(self) -> tuple[dict, dict] | None:
+        """The initial values of the parameters the learner's code and the reference create (``{path: array}``
+        each) on the input :meth:`ask_param_values` was given, or None where either creates none that Flax
+        makes, or the worker failed. The reference's are kept on disk, like its outputs."""
+        self.settle()
+        found, self.values_found = self.values_found, None
+        return found
 
     def close(self) -> str:
         """End the learner's worker (not a shared one); the learner's printed output."""
@@ -473,11 +496,14 @@ def error_message(err: dict) -> str:
     return f"{err['type']} {during}: {err['message']} ({where})"
 
 
-def run_generated(session: Session, failures: list[Outcome], collect: list | None = None) -> Outcome | None:
-    """Hypothesis phase: derandomised generation, then shrinking of the first failure found.
+def run_generated(session: Session, failures: list[Outcome], collect: list | None = None,
+                  draws: tuple[int, int] | None = None) -> Outcome | None:
+    """Hypothesis phase: generation from one seed, then shrinking of the first failure found.
 
     With ``collect`` (a list), only gathers the inputs Hypothesis generates, evaluating nothing; the same
-    inputs come again, in the same order, when it runs for real (derandomised), up to the first failure.
+    inputs come again, in the same order, when it runs for real (one seed), up to the first failure.
+    ``draws`` is (seed, how many): by default the problem's public inputs, :data:`DRAW_SEED` and its
+    ``max_examples``.
     """
     from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
     from hypothesis.errors import Flaky
@@ -488,8 +514,10 @@ def run_generated(session: Session, failures: list[Outcome], collect: list | Non
 
     # One seed, not one derived from this function's source text (Hypothesis's derandomize): the same
     # inputs wherever the grader's sources are, or are not, readable (a checkout, a wheel, compiled files).
-    @seed(DRAW_SEED)
-    @settings(max_examples=problem.max_examples, database=None, deadline=None,
+    chosen, count = draws or (DRAW_SEED, problem.max_examples)
+
+    @seed(chosen)
+    @settings(max_examples=count, database=None, deadline=None,
               phases=(Phase.generate, Phase.shrink), report_multiple_bugs=False, print_blob=False,
               suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
     @given(strategy)
@@ -508,7 +536,7 @@ def run_generated(session: Session, failures: list[Outcome], collect: list | Non
             raise CaseFailed(outcome)
 
     try:
-        with contextlib.redirect_stdout(io.StringIO()):
+        with contextlib.redirect_stdout(io.StringIO()), without_local_constants():
             generated()
     except CaseFailed as exc:
         return exc.outcome
@@ -528,6 +556,25 @@ def run_generated(session: Session, failures: list[Outcome], collect: list | Non
             raise inner from None
         return inner.outcome
     return None
+
+
+@contextlib.contextmanager
+def without_local_constants():
+    """Hypothesis mixes into what it draws the literals it finds in the source of the "local" modules this
+    process has imported (those not installed under site-packages): the grader's own, the problems'. The
+    inputs would then depend on where the grader is installed (a checkout draws other inputs than a wheel)
+    and on what else was imported. They are drawn without them (Hypothesis's own constants stay). Hypothesis
+    is pinned: where a release moves what this replaces, drawing stops with an error, not other inputs."""
+    from hypothesis.internal.conjecture import providers
+    from hypothesis.internal.constants_ast import Constants
+
+    saved = providers._get_local_constants, providers.CONSTANTS_CACHE
+    providers._get_local_constants = Constants  # called with no arguments: no constants at all
+    providers.CONSTANTS_CACHE = type(saved[1])(1024)  # what was cached held the local ones
+    try:
+        yield
+    finally:
+        providers._get_local_constants, providers.CONSTANTS_CACHE = saved
 
 
 def smallest_failing(session: Session, first: Outcome) -> Outcome:
@@ -573,13 +620,21 @@ def kept_inputs(session: Session) -> tuple[Path | None, list[dict] | None]:
     return path, None if kept is None else [problem.drawn_case(args) for args in kept]
 
 
-def draw_inputs(session: Session, path: Path | None) -> list[dict]:
-    """The inputs Hypothesis draws for the problem, the same every run (derandomised), kept at ``path``."""
+def draw_inputs(session: Session, path: Path | None, draws: tuple[int, int] | None = None) -> list[dict]:
+    """The inputs Hypothesis draws for the problem, the same every run (one seed), kept at ``path``."""
     drawn: list[dict] = []
-    run_generated(session, [], collect=drawn)
+    run_generated(session, [], collect=drawn, draws=draws)
     if path is not None:
         cache_mod.save_inputs(path, drawn)
     return drawn
+
+
+def secret_draws(problem: Problem, options: Options) -> tuple[int, int] | None:
+    """(seed, how many) of the inputs only the instructor's verdicts use (half as many as the public ones),
+    or None where there are none (see :func:`grader.problems.secret_seed`)."""
+    if options.secret_seed is None:
+        return None
+    return options.secret_seed, max(4, problem.max_examples // 2)
 
 
 def check_parameters(session: Session, verdict: Verdict, args: dict) -> None:
@@ -628,8 +683,12 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
                 path, kept = kept_inputs(session)
             problem.properties()
             session.load()
+            secret: list[dict] = []
             if cases is None:
-                drawn = session.drawn = kept if kept is not None else draw_inputs(session, path)
+                drawn = kept if kept is not None else draw_inputs(session, path)
+                if secret_draws(problem, options) is not None:  # drawn anew each run, kept nowhere
+                    secret = draw_inputs(session, None, secret_draws(problem, options))
+                drawn = session.drawn = drawn + secret
             bad = None
             session.prefetch([args for _, args in cases_run] + drawn)
             for name, args in cases_run:
@@ -649,7 +708,10 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
                 elif first is not None:
                     session.cases = cases_before
                     del session.seen[seen_before:]
-                    bad = run_generated(session, failures)
+                    # Shrunk from the draws it came from: the public ones, or the instructor's own.
+                    digest = session.trusted.digest(first.args)
+                    from_secret = any(session.trusted.digest(a) == digest for a in secret)
+                    bad = run_generated(session, failures, draws=secret_draws(problem, options) if from_secret else None)
                     if bad is None:  # seen failing once, then not again: that is a failure too
                         bad = first
                         bad.message += DIFFERENT_ANSWER

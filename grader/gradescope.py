@@ -159,6 +159,8 @@ def build(root: Path, config: dict, output: Path) -> list[str]:
              CONFIG: (json.dumps(config) + "\n").encode()}  # one line: setup.sh reads it with sed
     for name in PROJECT_FILES:
         files[name] = (root / name).read_bytes()
+    secret = problems.ensure_secret(root)  # the course's own: students' inputs no handout holds
+    files[secret.relative_to(root).as_posix()] = secret.read_bytes()
     folders = [root / "grader"] + [root / side / slug for slug in config["problems"]
                                    for side in ("problems", "solutions")]
     for folder in folders:
@@ -291,7 +293,8 @@ def grading_env(user: str, source: Path, submission: Path) -> dict:
             if folder.exists():
                 subprocess.run(["chmod", "-R", "go-rwx", str(folder)], check=False)
         subprocess.run(["chmod", "-R", "a+rX", str(submission)], check=False)
-    return dict(os.environ, GRADE_LEARNER_USER=user) if user else dict(os.environ)
+    env = dict(os.environ, **{problems.SECRET_VARIABLE: "1"})  # the inputs no handout recorded, too
+    return dict(env, GRADE_LEARNER_USER=user) if user else env
 
 
 def stop_zygote(venv: Path, source: Path, env: dict) -> None:

@@ -89,6 +89,27 @@ class Recorded:
                       for name, note in meta["pitfalls"].items()}
         self.trees = {("reference", signature): tree for signature, tree in meta["trees"].items()}
         self.hooks = _Hooks(self)
+        self._check_against_statement()
+
+    def _check_against_statement(self) -> None:
+        """The recorded answers must give the outputs the statement prints: an edited record is a broken
+        problem, never a verdict on the learner."""
+        from grader.compare import compare
+
+        for ex in self.problem.examples:
+            if ex.expected is None:
+                continue
+            got = self.cached("reference", ex.args)
+            agrees = got is not None and compare(
+                expected_flat=ex.expected.reshape(-1), natural_shape=self.problem.natural_shape(ex.args),
+                dtype=self.problem.output_dtype, result={"type": "array"},
+                spec={"dtype": got.dtype.name, "shape": [got.size]}, actual=got.reshape(-1),
+                exact=self.problem.exact, rtol=self.problem.rtol, atol=self.problem.atol,
+                accept_also=self.accept_also(ex.args, got)).ok
+            if not agrees:
+                raise problems.ProblemError(f"problems/{self.problem.slug}/{RECORD} does not give the output the "
+                                            f"statement prints for its example {ex.name!r}: it was changed after it "
+                                            f"was recorded; write the handout again")
 
     def digest(self, args: dict) -> str:
         return kinds.args_digest(self.problem.args, args)

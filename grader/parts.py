@@ -62,6 +62,7 @@ def run_call(session, call: dict, arrays: list):
               "kwargs": {k: renumber(v) for k, v in call["kwargs"].items()},
               "variables": {k: renumber(v) for k, v in call["variables"].items()},
               "max_bytes": 16 * expected.size + 4096}
+    session.settle()
     session.learner.request(header, [arrays[i] for i in used])
     return session._receive(header["max_bytes"])
 

@@ -70,6 +70,40 @@ def hidden_from_learners(root: Path) -> tuple[str, ...]:
             *([str(installed)] if installed.is_dir() else []), *hidden_by_environment())
 
 
+SECRET_FILE = "SECRET"  # solutions/SECRET: what the inputs only the instructor's verdicts use are drawn from
+SECRET_VARIABLE = "GRADE_SECRET_INPUTS"  # "1" in the environment of the gradings of `grade batch` and Gradescope
+
+
+def secret_seed(root: Path) -> int | None:
+    """The seed of the inputs drawn, beside the public ones, for the instructor's verdicts: where `grade
+    batch` or the Gradescope autograder started this command, from ``solutions/SECRET`` (hidden from learner
+    code with the rest of solutions/). Nobody can compute the outputs on them in advance from a handout or
+    from the public inputs. None elsewhere: a learner's own runs and a handout grade on the public inputs."""
+    if os.environ.get(SECRET_VARIABLE) != "1":
+        return None
+    try:
+        secret = (root / "solutions" / SECRET_FILE).read_bytes().strip()
+    except OSError:
+        return None
+    return int.from_bytes(hashlib.sha256(secret).digest()[:8], "little") if secret else None
+
+
+def ensure_secret(root: Path) -> Path:
+    """``solutions/SECRET``, made with 32 random bytes where the checkout has none (`grade batch` and `grade
+    gradescope` call it); never committed (.gitignore)."""
+    import secrets
+
+    path = root / "solutions" / SECRET_FILE
+    if not path.exists():
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:
+            return path  # made meanwhile by another command
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_hex(32) + "\n")
+    return path
+
+
 def graded_file(path: Path) -> Path:
     """The file to grade, ``path`` with its links resolved; a UsageError where that cannot be done (a
     loop of symbolic links)."""

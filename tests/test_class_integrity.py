@@ -142,19 +142,22 @@ print(grader.__file__, hashlib.sha256("".join(kinds.args_digest(problem.args, a)
 """
 
 
-def test_the_same_inputs_are_drawn_from_a_checkout_and_from_an_install_without_sources(tmp_path):
-    site = tmp_path / "site"
-    shutil.copytree(ROOT / "grader", site / "grader", ignore=shutil.ignore_patterns("__pycache__"))
-    compileall.compile_dir(site, quiet=1, legacy=True)  # module.pyc beside module.py: importable alone
-    for source in site.rglob("*.py"):
+def test_the_same_inputs_are_drawn_from_a_checkout_a_wheel_and_compiled_files(tmp_path):
+    wheel = tmp_path / "venv" / "lib" / "site-packages"  # installed: not "local" code to Hypothesis
+    shutil.copytree(ROOT / "grader", wheel / "grader", ignore=shutil.ignore_patterns("__pycache__"))
+    compiled = tmp_path / "compiled"  # no sources to read at all
+    shutil.copytree(wheel / "grader", compiled / "grader")
+    compileall.compile_dir(compiled, quiet=1, legacy=True)  # module.pyc beside module.py: importable alone
+    for source in compiled.rglob("*.py"):
         source.unlink()
     draws = {}
-    for where, env in (("checkout", {}), ("compiled", {"PYTHONPATH": str(site)})):
-        done = subprocess.run([sys.executable, "-c", DRAW, str(ROOT), "mini_t5_forward"], cwd=tmp_path, check=True,
-                              capture_output=True, text=True, env={**os.environ, **env})
-        draws[where] = done.stdout.split()
-    assert draws["compiled"][0].startswith(str(site)) and draws["checkout"][0].startswith(str(ROOT))
-    assert draws["compiled"][1] == draws["checkout"][1]
+    for where, path in (("checkout", None), ("wheel", wheel), ("compiled", compiled)):
+        env = {**os.environ, **({"PYTHONPATH": str(path)} if path else {})}
+        done = subprocess.run([sys.executable, "-c", DRAW, str(ROOT), "rel_shift"], cwd=tmp_path, check=True,
+                              capture_output=True, text=True, env=env)
+        imported, draws[where] = done.stdout.split()
+        assert imported.startswith(str(path or ROOT)), where
+    assert draws["wheel"] == draws["checkout"] and draws["compiled"] == draws["checkout"]
 
 
 def test_the_solutions_of_the_checkout_the_grader_runs_from_are_hidden_too(tmp_path):
@@ -177,3 +180,43 @@ def test_a_module_too_large_to_be_one_is_refused_unread(grade, tmp_path):
         f.truncate(submission.MAX_BYTES + 1)  # sparse: costs no disk
     code, _, err = grade("rel_shift", "--file", huge)
     assert code == 2 and "more than the" in err
+
+
+LOOKUP = '''"""rel_shift as a table of the public inputs' answers: right wherever a learner can know the inputs."""
+
+import numpy as np
+
+TABLE = {table!r}
+
+
+def rel_shift(seed, x):
+    x = np.asarray(x, np.float32)
+    found = TABLE.get((int(seed), x.shape, x.tobytes().hex()))
+    return np.asarray(found if found is not None else np.zeros(x.shape[0] * x.shape[0]), np.float32)
+'''
+
+
+def test_a_table_of_the_public_inputs_passes_alone_and_fails_the_class(tmp_path, grade_json):
+    import importlib.util
+
+    from grader import problems
+    from grader.engine import run_generated
+
+    problem = problems.load(ROOT, "rel_shift")
+    drawn: list[dict] = []
+    run_generated(type("Drawing", (), {"problem": problem})(), [], collect=drawn)
+    spec = importlib.util.spec_from_file_location("reference_rel_shift", REFERENCE)
+    reference = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(reference)
+    table = {(a["seed"], a["x"].shape, a["x"].tobytes().hex()): [float(v) for v in reference.rel_shift(a["seed"], a["x"])]
+             for a in [ex.args for ex in problem.examples] + drawn}
+    learner = tmp_path / "class" / "copier.py"
+    learner.parent.mkdir()
+    learner.write_text(LOOKUP.format(table=table))
+    code, report = grade_json("rel_shift", "--file", learner)
+    assert code == 0, report["message"]  # the learner's own runs: public inputs alone
+    done = batch("rel_shift", learner.parent, "--out", tmp_path / "grades", "--quiet")
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads((tmp_path / "grades" / "verdicts" / "copier.json").read_text())
+    assert verdict["status"] == "fail"  # the class's verdicts also use inputs drawn from solutions/SECRET
+    assert (ROOT / "solutions" / "SECRET").is_file()

@@ -103,3 +103,18 @@ def test_a_damaged_record_is_a_broken_problem_not_a_verdict(copy, tmp_path):
     (damaged / "problems" / SLUG / handout.RECORD).write_bytes(b"not an archive")
     done = cli(SLUG, "--file", str(ROOT / "solutions" / SLUG / f"{SLUG}.py"), cwd=damaged)
     assert done.returncode == 2 and handout.RECORD in done.stderr
+
+
+def test_a_record_edited_to_other_answers_is_a_broken_problem_not_a_pass(copy, tmp_path):
+    import shutil
+
+    edited = tmp_path / "edited"
+    shutil.copytree(copy, edited)
+    record = edited / "problems" / SLUG / handout.RECORD
+    with np.load(record, allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    for name in [n for n in arrays if n.startswith("out_reference_")]:
+        arrays[name] = -arrays[name]  # every recorded answer negated: a wrong file that negates would pass
+    np.savez(record, **arrays)
+    done = cli(SLUG, "--file", str(ROOT / "solutions" / SLUG / f"{SLUG}.py"), cwd=edited)
+    assert done.returncode == 2 and "does not give the output the statement prints" in done.stderr
