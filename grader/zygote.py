@@ -31,6 +31,7 @@ import io
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import stat
@@ -376,6 +377,26 @@ class Launch:
     def close(self) -> None:
         if self.own is not None:
             self.own.close()
+        trim(self.spec.compile_cache)
+
+
+LEARNER_CACHE_BYTES = 256 << 20  # a learner's compile cache larger than this after a run is emptied
+
+
+def trim(folder: str) -> None:
+    """Empty a learner's compile cache grown past :data:`LEARNER_CACHE_BYTES` (learner code writes there: what
+    it leaves must stay bounded). Its files are counted without following links."""
+    if not folder:
+        return
+    total = 0
+    for path, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(path, name)).st_size
+            except OSError:
+                pass
+    if total > LEARNER_CACHE_BYTES:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 # -- the zygote ----------------------------------------------------------------------------------------

@@ -220,3 +220,35 @@ def test_a_table_of_the_public_inputs_passes_alone_and_fails_the_class(tmp_path,
     verdict = json.loads((tmp_path / "grades" / "verdicts" / "copier.json").read_text())
     assert verdict["status"] == "fail"  # the class's verdicts also use inputs drawn from solutions/SECRET
     assert (ROOT / "solutions" / "SECRET").is_file()
+
+
+FILL_CACHE = '''
+
+def _fill():
+    import os
+
+    import jax
+
+    folder = jax.config.jax_compilation_cache_dir
+    for i in range(2):
+        with open(os.path.join(folder, f"filler-{i}"), "wb") as f:
+            f.truncate(200 << 20)  # sparse: no disk, but it counts
+    return folder
+
+
+_right = rel_shift
+
+
+def rel_shift(seed, x):
+    print("FILLED", _fill())
+    return _right(seed, x)
+'''
+
+
+def test_what_learner_code_leaves_in_its_compile_cache_stays_bounded(grade_json, tmp_path):
+    learner = tmp_path / "rel_shift.py"
+    learner.write_text(REFERENCE.read_text() + FILL_CACHE)
+    code, report = grade_json("rel_shift", "--file", learner)
+    assert code == 0 and report["isolation"] == "namespaces"
+    folder = next(line.split()[1] for line in report["output"].splitlines() if line.startswith("FILLED"))
+    assert not Path(folder).exists()  # 400 MB left there: emptied once the run ended
