@@ -218,7 +218,7 @@ def check_problem(root: Path, slug: str, update_golden: bool = False, progress=N
         each("stub is not_started", stub)
         for name, path in problem.variants("pitfalls").items():
             if f"pitfall {name}" not in broken:  # its row says why; the others are still graded
-                each(f"pitfall {name}", partial(check_pitfall, graded, trusted, name, path))
+                each(f"pitfall {name}", partial(check_pitfall, graded, lambda key: slipped(trusted, key), name, path))
         for name, path in problem.variants("alternatives").items():
             if f"alternative {name}" not in broken:
                 each(f"alternative {name}", partial(alternative, name, path))
@@ -231,12 +231,12 @@ def skipped(slug: str, item: str, why: str) -> Row:
     return Row(slug, item, False, f"skipped the remaining checks of {slug}: {why}")
 
 
-def check_pitfall(graded, trusted: Trusted, name: str, path: Path) -> tuple[bool, str]:
+def check_pitfall(graded, why_passed, name: str, path: Path) -> tuple[bool, str]:
     """A known-wrong variant fails at the stage its mistake shows (its values, unless it declares another)
     and is named as itself: as a learner meets it (fixed examples first), then on generated inputs alone
     (a mistake only a fixed example catches means the strategy is too weak). One that passes is tried
-    on inputs outside the strategies, to tell a weak strategy from a variant that is the reference's
-    function written otherwise."""
+    on inputs outside the strategies (``why_passed(key)``, see :func:`slipped`), to tell a weak strategy
+    from a variant that is the reference's function written otherwise."""
     details, ok = [], True
     declared = diagnosis.notes(path)[2]
     for fixed, how in ((True, "graded"), (False, "generated inputs alone")):
@@ -244,7 +244,7 @@ def check_pitfall(graded, trusted: Trusted, name: str, path: Path) -> tuple[bool
         ok &= verdict.status == Status.FAIL and verdict.pitfall is not None and verdict.pitfall.id == name
         stage = diagnosis.failing_stage(verdict.counterexample) if verdict.counterexample else None
         if verdict.status == Status.PASS:
-            details.append(f"{how}: {slipped(trusted, f'pitfall_{name}')} ({took})")
+            details.append(f"{how}: {why_passed(f'pitfall_{name}')} ({took})")
             break  # generated inputs alone catch no more than every case
         if stage == "error":
             ok = False

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader import kinds, parts, relations
-from grader.engine import Session
+from grader.engine import UNSEEN_PARAMETERS, Session
 from grader.verdict import Check, Diagnosis, Outcome, Pitfall, Status, Verdict
 
 PROBES = 48  # inputs beyond the failing one on which a named mistake must agree with the learner's outputs
@@ -85,7 +85,7 @@ def parameters_followed(session: Session, outcome: Outcome) -> Diagnosis | None:
             "value (norm weights not 1, biases not 0), it is not: your code does not use its parameters as "
             "the reference does")
     if session.tree_unseen:
-        return Diagnosis("parameters_not_followed", f"{lead}. {UNSEEN}")
+        return Diagnosis("parameters_not_followed", f"{lead}: {UNSEEN_PARAMETERS}.")
     tree = session.trusted.trees.get(("reference", repr(kinds.signature(session.problem.args, plain))))
     paths = sorted(path.removeprefix("params/") for path in tree or {})
     if not paths or len(paths) > ONE_AT_A_TIME:
@@ -110,10 +110,6 @@ def parameters_followed(session: Session, outcome: Outcome) -> Diagnosis | None:
     if not said:
         return Diagnosis("parameters_not_followed", lead + ".")
     return Diagnosis("parameters_not_followed", f"{lead}. Moved one at a time, " + "; ".join(said) + ".")
-
-
-UNSEEN = ("Your code creates no parameters the grader can see (linen's init or an NNX module), so it could not "
-          "move them: create them as the stub does, and use them.")
 
 
 def relation(session: Session, outcome: Outcome) -> Diagnosis | None:
@@ -248,7 +244,7 @@ def failing_stage(outcome: Outcome) -> str | None:
 
 
 def read_constant(path, name: str) -> str | None:
-    """A string constant (``MESSAGE``, ``DIAGNOSIS``) of a variant module, read without importing it."""
+    """A string constant (``MESSAGE``, ``DIAGNOSIS``, ``STAGE``) of a variant module, read without importing it."""
     import ast
 
     tree = ast.parse(path.read_text())

@@ -256,7 +256,8 @@ def test_the_zip_carries_the_scripts_at_its_root_and_the_project_for_the_named_p
         names = set(archive.namelist())
         modes = {info.filename: info.external_attr >> 16 for info in archive.infolist()}
         config = json.loads(archive.read("gradescope.json"))
-    expected = {"setup.sh", "run_autograder", "gradescope.json", *gradescope.PROJECT_FILES}
+    # solutions/SECRET: what the inputs only the class's verdicts use are drawn from (made by the build)
+    expected = {"setup.sh", "run_autograder", "gradescope.json", "solutions/SECRET", *gradescope.PROJECT_FILES}
     assert set(gradescope.PROJECT_FILES) == {"pyproject.toml", "requirements.lock", "README.md"}
     expected |= files(ROOT / "grader")
     for slug in PROBLEMS:
