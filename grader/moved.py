@@ -3,7 +3,7 @@
 A norm's gain starts at ones and a bias at zeros, so no output at the initial parameters shows a program
 that ignores them. A case marked moved (:data:`grader.kinds.MOVED`) runs the entry with every parameter
 it creates changed, the same way in the learner's worker and in the reference's: a floating leaf at path
-``p`` (inside the ``params`` collection, ``block_0/attn/q/kernel``) becomes ``leaf * (1 + a) + b``, where
+``p`` (inside the ``params`` collection, ``block_0/attn/q/kernel``) becomes ``leaf + (leaf * a + b)``, where
 ``a`` and ``b`` are fixed numbers in [-0.5, 0.5] and [-0.25, 0.25] drawn from a hash of ``p`` and the
 leaf's shape. A parameter that is ignored, used twice, transposed or read from the wrong path then
 changes the output.
@@ -52,13 +52,25 @@ def move_leaf(path: str, leaf):
     dtype = getattr(leaf, "dtype", None)
     if not which or dtype is None or not jnp.issubdtype(dtype, jnp.floating) or (which is not True and path not in which):
         return leaf
-    a, b = offsets(path, tuple(leaf.shape))
+    a, b = (x.astype(dtype) for x in offsets(path, tuple(leaf.shape)))
     if weight is not None or isinstance(leaf, jax.core.Tracer):
-        w = 1.0 if weight is None else weight
-        return (leaf * (1 + w * jnp.asarray(a, dtype)) + w * jnp.asarray(b, dtype)).astype(dtype)
+        return _mover()(leaf, jnp.asarray(1.0 if weight is None else weight, dtype), a, b)
     # A concrete leaf (an eager init) moves in NumPy: no program to compile per shape.
-    moved = np.asarray(leaf) * (1 + a).astype(dtype) + b.astype(dtype)
-    return jnp.asarray(moved, dtype)
+    leaf = np.asarray(leaf)
+    return jnp.asarray(leaf + (leaf * a + b), dtype)
+
+
+_MOVERS: list = []
+
+
+def _mover():
+    """``leaf + weight * (leaf * a + b)`` under ``jax.jit``: one operation in the traced program per leaf (its
+    own trace is kept per shape), where writing it out would trace several each time."""
+    if not _MOVERS:
+        import jax
+
+        _MOVERS.append(jax.jit(lambda leaf, weight, a, b: leaf + weight * (leaf * a + b)))
+    return _MOVERS[0]
 
 
 def path_of(keys) -> str:
