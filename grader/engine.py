@@ -434,8 +434,11 @@ class Session:
         arrays: list = []
         self.learner.request({"op": "params", "values": True, "key": self.key,
                               "args": kinds.encode(self.problem.args, args, arrays)}, arrays)
-        self.values_asked = {}  # due, whatever the reference's are
-        self.values_asked = self.trusted.param_values(args) or {}
+        reference: dict = {}
+        try:
+            reference = self.trusted.param_values(args) or {}
+        finally:
+            self.values_asked = reference  # the learner's answer is due, whatever the reference's side did
 
     def settle(self) -> None:
         """Take the answer to :meth:`ask_param_values`, if one is due, before the worker is asked anything else."""
@@ -684,10 +687,11 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
             problem.properties()
             session.load()
             secret: list[dict] = []
+            hidden_draws = secret_draws(problem, options)
             if cases is None:
                 drawn = kept if kept is not None else draw_inputs(session, path)
-                if secret_draws(problem, options) is not None:  # drawn anew each run, kept nowhere
-                    secret = draw_inputs(session, None, secret_draws(problem, options))
+                if hidden_draws is not None:  # drawn anew each run, kept nowhere
+                    secret = draw_inputs(session, None, hidden_draws)
                 drawn = session.drawn = drawn + secret
             bad = None
             session.prefetch([args for _, args in cases_run] + drawn)
@@ -711,7 +715,7 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
                     # Shrunk from the draws it came from: the public ones, or the instructor's own.
                     digest = session.trusted.digest(first.args)
                     from_secret = any(session.trusted.digest(a) == digest for a in secret)
-                    bad = run_generated(session, failures, draws=secret_draws(problem, options) if from_secret else None)
+                    bad = run_generated(session, failures, draws=hidden_draws if from_secret else None)
                     if bad is None:  # seen failing once, then not again: that is a failure too
                         bad = first
                         bad.message += DIFFERENT_ANSWER
