@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from grader import diagnosis, kinds, learner, new, problems
-from grader.engine import Options, grade
+from grader.engine import DRAW_SEED, Options, grade, run_generated
 from grader.report import case_from_json, case_to_json
 from grader.trusted import ReferenceError, Trusted
 from grader.verdict import Status
@@ -288,22 +288,13 @@ def wider_inputs(problem: problems.Problem) -> list[dict]:
     multiplied by 1, 2, 4 or 8 and its flags flipped at random; half with the parameters moved, where the
     problem has any. Some fall outside the reference's domain too (sizes that no longer fit together):
     the caller skips those."""
-    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
-
     drawn: list[dict] = []
-
-    @settings(max_examples=WIDER, derandomize=True, database=None, deadline=None, phases=(Phase.generate,),
-              suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)
-    @given(problem.strategy())
-    def draw(args):
-        drawn.append(args)
-
-    draw()
+    run_generated(type("Drawing", (), {"problem": problem})(), [], collect=drawn, draws=(DRAW_SEED + 1, WIDER))
     rng = np.random.default_rng(0)
     wider = []
-    for i, args in enumerate(problem.check_args(a) for a in drawn[:WIDER]):
+    for i, args in enumerate(drawn):
         changed = {}
-        for name, value in args.items():
+        for name, value in ((name, args[name]) for name in problem.args):
             if isinstance(value, np.ndarray) and value.dtype.kind == "f":
                 value = (rng.standard_normal(value.shape) * 10.0 ** rng.uniform(-3, 3)).astype(value.dtype)
             elif isinstance(value, float):

@@ -34,6 +34,15 @@ class Comparison:
                 "max_abs_error": self.max_abs, "max_rel_error": self.max_rel}
 
 
+def agrees(problem, args: dict, expected: np.ndarray, got: np.ndarray, accept_also: np.ndarray | None) -> bool:
+    """Whether ``got`` is an acceptable answer of ``problem`` on ``args`` where ``expected`` is the
+    reference's (both flat; ``accept_also``: what the problem's hook also accepts there)."""
+    return compare(expected_flat=expected, natural_shape=problem.natural_shape(args), dtype=problem.output_dtype,
+                   result={"type": "array"}, spec={"dtype": got.dtype.name, "shape": [got.size]},
+                   actual=got.reshape(-1), exact=problem.exact, rtol=problem.rtol, atol=problem.atol,
+                   accept_also=accept_also).ok
+
+
 def describe_returned(result: dict) -> str:
     kind = result.get("type", "?")
     if kind in ("NoneType",):

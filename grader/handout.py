@@ -94,19 +94,14 @@ class Recorded:
     def _check_against_statement(self) -> None:
         """The recorded answers must give the outputs the statement prints: an edited record is a broken
         problem, never a verdict on the learner."""
-        from grader.compare import compare
+        from grader.compare import agrees
 
         for ex in self.problem.examples:
             if ex.expected is None:
                 continue
             got = self.cached("reference", ex.args)
-            agrees = got is not None and compare(
-                expected_flat=ex.expected.reshape(-1), natural_shape=self.problem.natural_shape(ex.args),
-                dtype=self.problem.output_dtype, result={"type": "array"},
-                spec={"dtype": got.dtype.name, "shape": [got.size]}, actual=got.reshape(-1),
-                exact=self.problem.exact, rtol=self.problem.rtol, atol=self.problem.atol,
-                accept_also=self.accept_also(ex.args, got)).ok
-            if not agrees:
+            if got is None or not agrees(self.problem, ex.args, ex.expected.reshape(-1), got,
+                                         self.accept_also(ex.args, got)):
                 raise problems.ProblemError(f"problems/{self.problem.slug}/{RECORD} does not give the output the "
                                             f"statement prints for its example {ex.name!r}: it was changed after it "
                                             f"was recorded; write the handout again")

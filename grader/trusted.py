@@ -20,7 +20,7 @@ import numpy as np
 
 from grader import cache as cache_mod
 from grader import kinds
-from grader.compare import compare
+from grader.compare import agrees
 from grader.pool import Spec, Worker, WorkerFailure
 from grader.problems import Problem, cache_folder, relative
 
@@ -142,13 +142,7 @@ class Trusted:
 
     def agrees(self, args: dict, expected: np.ndarray, got: np.ndarray) -> bool:
         """Whether ``got`` is an acceptable answer where ``expected`` is the reference's (both flat)."""
-        problem = self.problem
-        result = compare(expected_flat=expected, natural_shape=problem.natural_shape(args),
-                         dtype=problem.output_dtype, result={"type": "array"},
-                         spec={"dtype": got.dtype.name, "shape": [got.size]}, actual=got.reshape(-1),
-                         exact=problem.exact, rtol=problem.rtol, atol=problem.atol,
-                         accept_also=self.accept_also(args, expected))
-        return result.ok
+        return agrees(self.problem, args, expected, got, self.accept_also(args, expected))
 
     def digest(self, args: dict) -> str:
         return kinds.args_digest(self.problem.args, args)
