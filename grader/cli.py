@@ -57,7 +57,7 @@ def cmd_grade(argv: list[str]) -> int:
             graded = problems.graded_file(args.file or root / "problems" / args.problem / f"{args.problem}.py")
             launch = Launch.prepare(root / "solutions" / args.problem / f"{args.problem}.py",
                                     None if args.no_cache else problems.cache_folder(root),
-                                    (str(root), str(graded.parent)), problems.hidden_from_learners(root), graded)
+                                    (str(root / "problems"), str(graded.parent)), problems.hidden_from_learners(root), graded)
         from grader import report
         from grader.engine import Options, grade
 

@@ -106,7 +106,7 @@ class Session:
         self.isolation = "namespaces"  # a trusted module needs none, and is graded like confined code
         if subject_key is None:
             self.launch = launch or Launch.prepare(problem.reference, cache_folder(problem.root) if options.use_cache else None,
-                                                   (str(problem.root), str(self.learner_path.parent)),
+                                                   (str(problem.root / "problems"), str(self.learner_path.parent)),
                                                    hidden_from_learners(problem.root), self.learner_path)
             self.isolation = self.launch.isolation()
         if trusted is None and problem.handout:

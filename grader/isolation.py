@@ -26,7 +26,7 @@ import sys
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
 CLONE_NEWNET, CLONE_NEWIPC = 0x40000000, 0x08000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
-MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
+MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 0x1000, 0x2000, 0x4000, 0x40000
 MOUNT_ATTR_RDONLY, AT_RECURSIVE, AT_FDCWD = 0x1, 0x8000, -100
 SYS_MOUNT_SETATTR = 442  # the same number on every architecture (added after the tables were unified)
 PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP = 38, 24
@@ -73,13 +73,36 @@ def _write(path: str, text: str) -> None:
         raise Refused(exc.errno or errno.EPERM, f"writing {path}: {exc.strerror}") from None
 
 
-def confine(writable: list[str] = (), visible: list[str] = (), hidden: list[str] = ()) -> None:
-    """In the monitor, before it forks the worker: the namespaces and the read-only view. The caller's
-    user and group stay what they are (mapped to themselves). Folders in ``visible`` (and those the
-    interpreter imports from) stay visible where they lie under /tmp or /dev/shm, read-only; those in
-    ``writable`` stay visible and writable. What ``hidden`` names (the solutions, the reference's kept
-    outputs: what would let learner code read off the answer) is covered, a folder by an empty one, a file
-    by an empty file; a visible or writable folder inside a hidden one stays visible. Raises Refused."""
+STAGING = ("/tmp", "/mnt", "/media", "/srv", "/var/tmp", "/run", "/home")
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys", "/dev")
+
+
+def allowed(visible=(), writable=()) -> dict[str, bool]:
+    """What a confined worker sees, by real path, and whether it may write there: the system's folders, the
+    interpreter with its libraries and import path, the grader's own package, what ``visible`` names
+    (read-only) and what ``writable`` names. Nothing else: no checkout around the grader (its solutions), no
+    home folder, no class folder beside the graded file."""
+    import grader
+
+    wanted = {}
+    for folder in (*SYSTEM, sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path[1:],
+                   os.path.dirname(grader.__file__), *visible):
+        if folder and os.path.isdir(folder) and os.path.realpath(folder) != "/":
+            wanted[os.path.realpath(folder)] = False
+    wanted.update({os.path.realpath(f): True for f in writable})
+    # A read-only folder inside another read-only one comes with it.
+    return {f: rw for f, rw in wanted.items()
+            if rw or not any(f.startswith(o + "/") and not wanted[o] for o in wanted if o != f)}
+
+
+def confine(writable: list[str] = (), visible: list[str] = (), hidden: list[str] = (), workdir: str = "") -> None:
+    """In the monitor, before it forks the worker: the namespaces and the view from an allow-list. The
+    caller's user and group stay what they are (mapped to themselves). The worker's root is a new one in
+    which only :func:`allowed` folders exist (``writable`` ones writable, the rest read-only), with a private
+    ``/tmp`` and ``/dev/shm`` (tmpfs) and an empty ``workdir`` where it starts. What ``hidden`` names inside
+    those (a problem's recorded answers, a class's folders where they lie beside the graded file) is
+    covered, a folder by an empty one, a file by an empty file; a visible or writable folder inside a hidden
+    one stays visible. Raises Refused."""
     if not sys.platform.startswith("linux"):
         raise Refused(errno.ENOSYS, "namespaces exist only on Linux")
     libc = _libc()
@@ -89,48 +112,68 @@ def confine(writable: list[str] = (), visible: list[str] = (), hidden: list[str]
     _write("/proc/self/uid_map", f"{uid} {uid} 1")
     _write("/proc/self/gid_map", f"{gid} {gid} 1")
     _check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "making mounts private")
-    # Held open across the mounts below, so that a folder under /tmp can still be found once a private
-    # /tmp hides it.
-    private = ("/tmp/", "/dev/shm/")
-    wanted = {os.path.realpath(f): False for f in [*visible, *sys.path, sys.prefix, sys.base_prefix] if f}
-    wanted.update({os.path.realpath(f): True for f in writable})
+    wanted = allowed(visible, writable)
     hide = sorted({os.path.realpath(h) for h in hidden if os.path.exists(h)})
-    held = []
-    for folder in sorted(wanted):  # a parent before its children, so that the children's mounts stay on top
-        inside = any(folder.startswith(p) for p in private)
-        covered = any(folder.startswith(f + "/") for f, _, _ in held if not wanted[f])
-        in_hidden = any(folder.startswith(h + "/") for h in hide)  # comes back on top of what hides it
-        if os.path.isdir(folder) and (wanted[folder] or in_hidden or inside and not covered):
-            held.append((folder, os.open(folder, os.O_PATH | os.O_DIRECTORY), wanted[folder]))
-    attr = _MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
-    _check(libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, b"/", AT_RECURSIVE, ctypes.byref(attr),
-                        ctypes.sizeof(attr)), "making the filesystem read-only")
-    for folder in (b"/tmp", b"/dev/shm"):
-        if os.path.isdir(folder):
-            _check(libc.mount(b"tmpfs", folder, b"tmpfs", MS_NOSUID | MS_NODEV, TMPFS_OPTIONS),
-                   f"a private {folder.decode()}")
+    # Held open while the new root is built over /tmp, where some of them may lie.
+    held = [(folder, os.open(folder, os.O_PATH | os.O_DIRECTORY), wanted[folder]) for folder in sorted(wanted)]
+    links = {f"/{name}": os.readlink(f"/{name}") for name in os.listdir("/") if os.path.islink(f"/{name}")}
+    # The new root is built on a folder no bound one contains (a recursive bind would carry it along).
+    root = next((f for f in STAGING if os.path.isdir(f) and not os.path.islink(f)
+                 and not any(f == w or f.startswith(w + "/") for w in wanted)), None)
+    if root is None:
+        raise Refused(errno.ENOENT, "no folder to build the worker's view in")
+    _check(libc.mount(b"tmpfs", root.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"size=1m,mode=0755"), "a new root")
+
+    def inside(path: str) -> bytes:
+        return (root + path).encode()
+
+    def setattr_ro(target: bytes, recursive: bool) -> None:
+        attr = _MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
+        _check(libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, target, AT_RECURSIVE if recursive else 0,
+                            ctypes.byref(attr), ctypes.sizeof(attr)), f"making {target.decode()} read-only")
 
     def bind(folder: str, fd: int, rw: bool) -> None:
-        os.makedirs(folder, exist_ok=True)  # inside a private /tmp it is a new, empty mount point
-        target = folder.encode()
-        _check(libc.mount(f"/proc/self/fd/{fd}".encode(), target, None, MS_BIND | MS_REC, None), f"binding {folder}")
-        if rw:
-            _check(libc.mount(None, target, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV, None),
-                   f"making {folder} writable")
+        os.makedirs(inside(folder), exist_ok=True)
+        _check(libc.mount(f"/proc/self/fd/{fd}".encode(), inside(folder), None, MS_BIND | MS_REC, None),
+               f"binding {folder}")
+        if not rw:
+            setattr_ro(inside(folder), True)
 
-    for folder, fd, rw in held:
-        bind(folder, fd, rw)
-    for path in hide:  # where the binds above put it back, if it lies under /tmp
-        if os.path.isdir(path):
-            _check(libc.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, HIDING_OPTIONS),
-                   f"hiding {path}")
+    for link, target in links.items():
+        if link not in wanted:
+            os.symlink(target, inside(link))
+    held.sort(key=lambda h: h[0] != "/dev")  # /dev first: its private /dev/shm goes on top of it
+    for folder, fd, rw in held[:1]:
+        if folder == "/dev":
+            bind(folder, fd, rw)
+    for private in ("/tmp", "/dev/shm"):
+        if private == "/tmp" or "/dev" in wanted and os.path.isdir(private):
+            os.makedirs(inside(private), exist_ok=True)
+            _check(libc.mount(b"tmpfs", inside(private), b"tmpfs", MS_NOSUID | MS_NODEV, TMPFS_OPTIONS),
+                   f"a private {private}")
+    for folder, fd, rw in held:  # a parent before its children, so that the children's mounts stay on top
+        if folder != "/dev":
+            bind(folder, fd, rw)
+    for path in hide:
+        if not os.path.lexists(inside(path)):
+            continue
+        if os.path.isdir(inside(path)):
+            _check(libc.mount(b"tmpfs", inside(path), b"tmpfs", MS_NOSUID | MS_NODEV, HIDING_OPTIONS), f"hiding {path}")
             for folder, fd, rw in held:
                 if folder.startswith(path + "/"):
                     bind(folder, fd, rw)
-        elif os.path.exists(path):
-            _check(libc.mount(b"/dev/null", path.encode(), None, MS_BIND, None), f"hiding {path}")
+        else:
+            _check(libc.mount(b"/dev/null", inside(path), None, MS_BIND, None), f"hiding {path}")
     for _, fd, _ in held:
         os.close(fd)
+    os.makedirs(inside("/proc"), exist_ok=True)
+    if workdir:
+        os.makedirs(inside(os.path.realpath(workdir)), exist_ok=True)
+    setattr_ro(root.encode(), False)
+    os.chdir(root)
+    _check(libc.mount(b".", b"/", None, MS_MOVE, None), "moving the new root")
+    _check(libc.chroot(b"."), "entering the new root")
+    os.chdir("/")
 
 
 def enter() -> None:

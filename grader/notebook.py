@@ -157,12 +157,12 @@ def module_source(function, entry: str) -> str:
     """The module graded for ``function``: import lines, constants, the source of every function and class
     of the notebook it uses (each after what it needs), and ``function`` bound to the name ``entry``.
     Raises NotWritable, naming what cannot be written out."""
-    target = inspect.unwrap(function) if callable(function) else function
-    if isinstance(function, type):
+    target = _unwrap(function)
+    if _is(function, type):
         raise NotWritable(f"check({entry!r}, ...) takes your entry function (def {entry}(...)), not the class "
                           f"{function.__name__}: for a module problem, pass the {entry} function that uses your "
                           f"classes")
-    if not isinstance(target, types.FunctionType):
+    if not _is(target, types.FunctionType):
         raise NotWritable(f"check({entry!r}, ...) takes your entry function (def {entry}(...)), not a "
                           f"{type(function).__name__}: give a module's text or path as check({entry!r}, source=...)")
     writer = _Writer(entry)
@@ -213,7 +213,7 @@ class _Writer:
         value = namespace[name]
         if value is getattr(builtins, name, object()) or not self.bind(name, value, user):
             return
-        if isinstance(value, types.ModuleType):
+        if _is(value, types.ModuleType):
             self.imports.add(_import_module(name, value, user))
         elif _defined_in(value, namespace):
             bound_name = self.define(value, name, user, namespace)
@@ -240,7 +240,7 @@ class _Writer:
         if name is None:
             self.bind(bound_name, value, user)
         namespace = _globals_of(value, namespace)
-        what = f"{'class' if isinstance(value, type) else 'function'} {bound_name}"
+        what = f"{'class' if _is(value, type) else 'function'} {bound_name}"
         for needed in sorted(_global_names(text) - {bound_name}):
             self.need(needed, namespace, what)
         self.definitions.append(text)
@@ -248,37 +248,84 @@ class _Writer:
 
 
 def _kind(value) -> str:
-    if isinstance(value, types.ModuleType):
-        return f"the module {value.__name__}"
-    if isinstance(value, type):
-        return f"the class {value.__qualname__}"
-    if callable(value) and hasattr(value, "__name__"):
-        return f"the function {value.__name__}"
+    if _is(value, types.ModuleType):
+        return f"the module {_attr(value, '__name__')}"
+    if _is(value, type):
+        return f"the class {_attr(value, '__qualname__')}"
+    if callable(value) and isinstance(_attr(value, "__name__"), str):
+        return f"the function {_attr(value, '__name__')}"
     return f"an object of type {type(value).__name__}"
+
+
+def _attr(value, name: str, default=None):
+    """``value.name`` as ``getattr`` gives it, read without running any code of the notebook's (a global of
+    the learner's may define ``__getattr__``, properties, a ``__dict__`` of its own or a metaclass with a
+    ``__getattribute__``; ``inspect.getattr_static`` runs the last): through a built-in type's descriptor, or
+    from the dictionaries of the object and its classes; ``default`` where only running code would say."""
+    dict_of, mro_of = type.__dict__["__dict__"].__get__, type.__dict__["__mro__"].__get__
+    kind = type(value)
+
+    def lookup(classes):
+        for entry in classes:
+            if name in dict_of(entry):
+                return dict_of(entry)[name]
+        return _MISSING
+
+    found = lookup(mro_of(kind))
+    if type(found) in (types.GetSetDescriptorType, types.MemberDescriptorType):  # C code reads them
+        try:
+            return found.__get__(value, kind)
+        except AttributeError:
+            return default
+    if issubclass(kind, type):
+        found = lookup(mro_of(value))
+    else:
+        holder = next((dict_of(e)["__dict__"] for e in mro_of(kind) if "__dict__" in dict_of(e)), None)
+        own = holder.__get__(value, kind) if type(holder) in (types.GetSetDescriptorType,
+                                                               types.MemberDescriptorType) else None
+        if type(own) is dict and name in own:
+            found = own[name]
+    if found is _MISSING or type(found).__module__ != "builtins" or type(found) is property:
+        return default
+    return found
+
+
+def _is(value, kind: type) -> bool:
+    """``isinstance(value, kind)`` by the object's true type (``isinstance`` may read a ``__class__`` property)."""
+    return issubclass(type(value), kind)
+
+
+def _unwrap(value):
+    """``inspect.unwrap`` through :func:`_attr`: the function under a decorator's wrappers."""
+    for _ in range(100):
+        inner = _attr(value, "__wrapped__")
+        if inner is None or not callable(inner):
+            break
+        value = inner
+    return value
 
 
 def _defined_in(value, namespace: dict) -> bool:
     """Whether ``value`` is a function (possibly decorated) or class that the notebook's code defined."""
-    if not isinstance(value, type) and not isinstance(inspect.unwrap(value) if callable(value) else None,
-                                                      types.FunctionType):
+    if not _is(value, type) and not _is(_unwrap(value), types.FunctionType):
         return False
-    return getattr(value, "__module__", None) == namespace.get("__name__", "__main__")
+    return _attr(value, "__module__") == namespace.get("__name__", "__main__")
 
 
 def _globals_of(value, namespace: dict) -> dict:
     """The namespace a function or class of the notebook looks its global names up in."""
-    functions = _methods(value) if isinstance(value, type) else [inspect.unwrap(value)]
+    functions = _methods(value) if _is(value, type) else [_unwrap(value)]
     return functions[0].__globals__ if functions else namespace
 
 
 def _methods(cls: type) -> list[types.FunctionType]:
     """The functions written in the body of ``cls`` (decorated, wrapped by Flax or not), in its order."""
     found = []
-    for attr in vars(cls).values():
-        for candidate in (attr, getattr(attr, "__func__", None), getattr(attr, "fget", None)):
-            function = inspect.unwrap(candidate) if callable(candidate) else None
-            if (isinstance(function, types.FunctionType) and function.__code__.co_filename != "<string>"
-                    and function.__qualname__.startswith(f"{cls.__qualname__}.")):
+    for attr in list(_attr(cls, "__dict__", {}).values()):
+        for candidate in (attr, _attr(attr, "__func__"), _attr(attr, "fget")):
+            function = _unwrap(candidate)
+            if (_is(function, types.FunctionType) and function.__code__.co_filename != "<string>"
+                    and function.__qualname__.startswith(f"{_attr(cls, '__qualname__')}.")):
                 found.append(function)
                 break
     return found
@@ -294,9 +341,9 @@ def _subject(what: str, user: str | None) -> str:
 def _definition(value, name: str | None, user: str | None) -> tuple[str, str]:
     """The source of the statement that defined ``value`` (decorators included, dedented) and the name it
     binds, read from the cell (or file) its code came from."""
-    if isinstance(value, type):
+    if _is(value, type):
         return _class_definition(value, user)
-    function = inspect.unwrap(value)
+    function = _unwrap(value)
     what = f"function {name or function.__name__}"
     if "<locals>" in function.__qualname__ or "." in function.__qualname__:
         raise NotWritable(f"{_subject(what, user)} is defined inside another function or class, so it cannot be "
@@ -310,21 +357,22 @@ def _definition(value, name: str | None, user: str | None) -> tuple[str, str]:
 
 
 def _class_definition(cls: type, user: str | None) -> tuple[str, str]:
-    what = f"class {cls.__name__}"
-    if "<locals>" in cls.__qualname__ or "." in cls.__qualname__:
+    name, qualified = str(_attr(cls, "__name__")), str(_attr(cls, "__qualname__"))
+    what = f"class {name}"
+    if "<locals>" in qualified or "." in qualified:
         raise NotWritable(f"{_subject(what, user)} is defined inside a function or another class: define it at "
                           f"the top level of a cell")
     for method in _methods(cls):  # a method's code says which cell holds the class
         code = method.__code__
-        found = _statement(code.co_filename, code.co_firstlineno, cls.__name__, classes=True)
+        found = _statement(code.co_filename, code.co_firstlineno, name, classes=True)
         if found is not None:
             return found
     runs: dict[str, int] = {}  # without a method, each cell's definition, and when IPython last ran it
     for filename, number in _cells():
-        if (found := _statement(filename, None, cls.__name__, classes=True)) is not None:
+        if (found := _statement(filename, None, name, classes=True)) is not None:
             runs[found[0]] = max(runs.get(found[0], -1), -1 if number is None else number)
     if len(runs) == 1 or (runs and min(runs.values()) >= 0):
-        return max(runs, key=runs.get), cls.__name__
+        return max(runs, key=runs.get), name
     where = "is in no cell" if not runs else "is in more than one cell, and it has no method to tell which one ran"
     raise NotWritable(f"the source of the {_subject(what, user).removeprefix('your ')} {where}: give the whole "
                       f"module as check(source=...)")
@@ -396,31 +444,32 @@ def _global_names(text: str) -> set[str]:
 
 def _importable(module) -> bool:
     """Whether a fresh interpreter gets this very module back from ``import <its name>``."""
-    return (isinstance(module, types.ModuleType) and module.__name__ != "__main__"
-            and sys.modules.get(module.__name__) is module)
+    name = _attr(module, "__name__")
+    return _is(module, types.ModuleType) and isinstance(name, str) and name != "__main__" and sys.modules.get(name) is module
 
 
 def _import_module(name: str, module: types.ModuleType, user: str) -> str:
     if not _importable(module):
         raise NotWritable(f"{name!r}, which your {user} uses, is a module made when the notebook ran, not one "
                           f"that can be imported: import it by name, or give check(source=...)")
-    return f"import {module.__name__}" if name == module.__name__ else f"import {module.__name__} as {name}"
+    module_name = _attr(module, "__name__")
+    return f"import {module_name}" if name == module_name else f"import {module_name} as {name}"
 
 
 def _import_object(name: str, value, namespace: dict) -> str | None:
     """``from <module> import <attribute> [as name]`` for an object an importable module holds: its own
     ``__module__`` first, then the modules the notebook imported; None when none holds it."""
-    named = [name, getattr(value, "__name__", None), getattr(value, "__qualname__", None)]
+    named = [name, _attr(value, "__name__"), _attr(value, "__qualname__")]
     attributes = [a for a in dict.fromkeys(named) if isinstance(a, str) and a.isidentifier()]
-    owner = getattr(value, "__module__", None)
+    owner = _attr(value, "__module__")
     imported = [m for m in namespace.values() if _importable(m)]
     modules = [m for m in [sys.modules.get(owner) if isinstance(owner, str) else None, *imported] if _importable(m)]
     for module in modules:
         for attribute in attributes:
-            if vars(module).get(attribute, _MISSING) is value:
+            if _attr(module, "__dict__", {}).get(attribute, _MISSING) is value:
                 return _from_line(module, attribute, name)
     for module in imported:
-        for attribute, held in list(vars(module).items()):
+        for attribute, held in list(_attr(module, "__dict__", {}).items()):
             if held is value and attribute.isidentifier() and not attribute.startswith("_"):
                 return _from_line(module, attribute, name)
     return None
@@ -430,7 +479,7 @@ _MISSING = object()
 
 
 def _from_line(module: types.ModuleType, attribute: str, name: str) -> str:
-    return f"from {module.__name__} import {attribute}" + (f" as {name}" if attribute != name else "")
+    return f"from {_attr(module, '__name__')} import {attribute}" + (f" as {name}" if attribute != name else "")
 
 
 def _literal(value, depth: int = 0) -> str | None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import select
 import signal
 import socket
@@ -57,7 +58,7 @@ class WorkerFailure(Exception):
 
     def __init__(self, kind: str, message: str):
         super().__init__(message)
-        self.kind = kind  # "timeout", "memory", "crash", "protocol", "isolation"
+        self.kind = kind  # "timeout", "memory", "killed", "crash", "protocol", "isolation"
         self.message = message
 
 
@@ -88,8 +89,9 @@ class Output:
 @dataclass(frozen=True)
 class Spec:
     """What a worker is started with. ``confine``: it will run learner code, so it is confined where
-    the kernel allows it; ``visible``: folders it must see (read-only) even where they lie under the
-    /tmp it gets a private one of; its compile cache is the one folder it may write there."""
+    the kernel allows it; ``visible``: folders it must see (read-only) beside the system's, the
+    interpreter's and the grader's own (see :func:`grader.isolation.allowed`); its compile cache is the one
+    folder it may write outside a private /tmp."""
 
     confine: bool
     compile_cache: str = ""
@@ -98,7 +100,7 @@ class Spec:
 
     def request(self) -> dict:
         return {"confine": self.confine, "compile_cache": self.compile_cache, "cwd": os.getcwd(),
-                "visible": [*self.visible, os.getcwd()], "hidden": list(self.hidden), "env": worker_env()}
+                "visible": list(self.visible), "hidden": list(self.hidden), "env": worker_env()}
 
 
 class Worker:
@@ -257,8 +259,9 @@ class Worker:
             return WorkerFailure("crash", "the worker could not start: does `python -c 'import jax'` work?")
         if code is not None and code < 0:
             name = signal.Signals(-code).name
-            if -code == signal.SIGKILL:
-                return WorkerFailure("memory", f"the process was killed ({name}), most likely for using too much memory")
+            if -code == signal.SIGKILL:  # not the grader's doing: a time limit is said as such before this
+                return WorkerFailure("killed", f"the process was killed ({name}) from outside the grader: by the "
+                                               f"system for using too much memory, or by the code itself")
             return WorkerFailure("crash", f"the process died on signal {name}")
         return WorkerFailure("crash", f"the process exited with status {code} before answering "
                                       "(does the code call sys.exit or os._exit?)")
@@ -310,14 +313,14 @@ def monitor(request: dict, req_fd: int, resp_fd: int, out_fd: int, status_fd: in
         if request["confine"] and refused is None:
             try:
                 isolation.confine([request["compile_cache"]] if request["compile_cache"] else [], request["visible"],
-                                  request["hidden"])
+                                  request["hidden"], request["cwd"])
                 mode = "namespaces"
             except isolation.Refused as exc:
                 status.sendall(f"refused {exc.strerror}\n".encode())
                 os._exit(1)
         else:
             _prctl(PR_SET_CHILD_SUBREAPER, 1)  # what the worker leaves behind comes back here, to be killed
-            if request["confine"] and learner_user(request["env"]) is not None:
+            if request["confine"] and learner_user(request["env"], 0) is not None:
                 mode = "user"
         pid = os.fork()
         if pid == 0:
@@ -329,6 +332,9 @@ def monitor(request: dict, req_fd: int, resp_fd: int, out_fd: int, status_fd: in
         code = _watch(pid, status)
         if mode != "namespaces":
             _kill_descendants()
+        user = learner_user(request["env"], pid) if mode == "user" else None
+        if user and user[0] >= LEARNER_UIDS[0]:  # a user of its own: nothing of it outlives the worker
+            remove_owned(user[0])
         try:
             status.sendall(f"exit {code}\n".encode())
         except OSError:
@@ -391,14 +397,21 @@ def _prctl(option: int, value: int) -> None:
 
 
 LEARNER_USER = "GRADE_LEARNER_USER"  # the user learner code runs as where root grades unconfined
+LEARNER_UIDS = 2_000_000_000, 1 << 22  # where a worker's own uid comes from there: the first, how many (pids)
+TEMPORARY = ("/tmp", "/var/tmp", "/dev/shm")  # what any user may write in: emptied of a worker's files
 
 
-def learner_user(env: dict) -> tuple[int, int] | None:
-    """(uid, gid) an unconfined worker for learner code becomes: the unprivileged user ``env`` names
-    (default ``nobody``) where this process is root and that user exists in its user namespace; else
-    None (the worker stays this process's user)."""
+def learner_user(env: dict, pid: int | None = None) -> tuple[int, int] | None:
+    """(uid, gid) an unconfined worker for learner code becomes where this process is root: a user of its
+    own, ``LEARNER_UIDS[0] + pid`` (unique while the worker lives: no other worker can signal it or read its
+    files), where those ids exist in this user namespace; else the unprivileged user ``env`` names (default
+    ``nobody``), which concurrent workers then share. None where this process is not root (the worker stays
+    this process's user) or no such user exists."""
     if os.geteuid() != 0:
         return None
+    first, count = LEARNER_UIDS
+    if pid is not None and _mapped("uid", first, count) and _mapped("gid", first, count):
+        return first + pid % count, first + pid % count
     import pwd
 
     try:
@@ -410,14 +423,57 @@ def learner_user(env: dict) -> tuple[int, int] | None:
     return entry.pw_uid, entry.pw_gid
 
 
-def _mapped(kind: str, number: int) -> bool:
-    """Whether this user namespace has ``number`` among its ids of ``kind`` (a namespace made with
-    only root mapped has no other user to become)."""
+def private_tmp(uid: int) -> str:
+    """The temporary folder of the worker that runs as ``uid`` (made by :func:`become_worker`, removed with
+    everything else of that uid by :func:`remove_owned`)."""
+    return os.path.join("/tmp", f"grade-learner-{uid}")
+
+
+def remove_owned(uid: int) -> None:
+    """After a worker that ran as ``uid`` (a uid of its own) has ended: end whatever of that uid still runs,
+    and remove every file and folder it left where any user may write (the folders in ``TEMPORARY``, and the
+    folders in them that any user may write in)."""
+    pid = os.fork()
+    if pid == 0:  # kill(-1) as that user reaches exactly its processes
+        try:
+            os.setresuid(uid, uid, uid)
+            os.kill(-1, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    import shutil
+
+    def sweep(folder: str) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            is_folder = entry.is_dir(follow_symlinks=False)
+            if info.st_uid == uid:
+                try:
+                    shutil.rmtree(entry.path) if is_folder else os.unlink(entry.path)
+                except OSError:
+                    pass
+            elif is_folder and info.st_mode & 0o002:  # where it could have written too
+                sweep(entry.path)
+
+    for folder in TEMPORARY:
+        sweep(folder)
+
+
+def _mapped(kind: str, number: int, count: int = 1) -> bool:
+    """Whether this user namespace has ids ``number`` to ``number + count - 1`` of ``kind`` (a namespace
+    made with only root mapped has no other user to become)."""
     try:
         ranges = [line.split() for line in open(f"/proc/self/{kind}_map").read().splitlines()]
     except OSError:
         return True  # no user namespaces here: every id exists
-    return any(int(inner) <= number < int(inner) + int(count) for inner, _, count in ranges)
+    return any(int(inner) <= number and number + count <= int(inner) + int(size) for inner, _, size in ranges)
 
 
 def become_worker(request: dict, mode: str, req_fd: int, resp_fd: int, out_fd: int) -> None:
@@ -433,7 +489,18 @@ def become_worker(request: dict, mode: str, req_fd: int, resp_fd: int, out_fd: i
             # Unconfined learner code could read or rewrite any compile cache: it gets none.
             request = dict(request, compile_cache="")
         if mode == "user":
-            uid, gid = learner_user(request["env"])
+            from grader import isolation
+
+            uid, gid = learner_user(request["env"], os.getpid())
+            if uid >= LEARNER_UIDS[0]:  # a user of its own: a temporary folder of its own too
+                folder = private_tmp(uid)
+                if os.path.lexists(folder):
+                    remove_owned(uid)
+                os.mkdir(folder, 0o700)
+                os.chown(folder, uid, gid)
+                request["env"] = dict(request["env"], TMPDIR=folder)
+            resource.setrlimit(resource.RLIMIT_NPROC, (isolation.PROCESS_LIMIT, isolation.PROCESS_LIMIT))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (isolation.FILE_SIZE_LIMIT, isolation.FILE_SIZE_LIMIT))
             os.setgroups([])
             os.setresgid(gid, gid, gid)
             os.setresuid(uid, uid, uid)  # for good: no way back to root

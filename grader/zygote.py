@@ -331,7 +331,7 @@ class Launch:
     @classmethod
     def prepare(cls, reference: Path, cache_folder: Path | None, visible: tuple[str, ...] = (),
                 hidden: tuple[str, ...] = (), learner: Path | None = None) -> Launch:
-        """``visible``: folders the learner's code must see (the checkout, the learner's file's folder);
+        """``visible``: folders the learner's code must see (the problems, the learner's file's folder);
         ``hidden``: what it must not read (:func:`grader.problems.hidden_from_learners`); ``learner``: the
         graded file (its compile cache is its own)."""
         if cache_folder is not None:

@@ -252,3 +252,106 @@ def test_what_learner_code_leaves_in_its_compile_cache_stays_bounded(grade_json,
     assert code == 0 and report["isolation"] == "namespaces"
     folder = next(line.split()[1] for line in report["output"].splitlines() if line.startswith("FILLED"))
     assert not Path(folder).exists()  # 400 MB left there: emptied once the run ended
+
+
+VIEW = '''
+
+import os as _os
+
+
+def _seen(path):
+    try:
+        return sorted(_os.listdir(path))
+    except OSError as exc:
+        return exc.strerror
+
+
+print("VIEW", {{"checkout": _seen({root!r}), "beside": _seen({beside!r}), "home": _seen({home!r}),
+               "own": _seen(_os.path.dirname(__file__))}})
+'''
+
+
+def test_a_confined_worker_sees_only_what_it_is_allowed(grade_json, tmp_path):
+    """The confined view is built from an allow-list: the system, the interpreter and its libraries, the
+    grader's package, the problems and the graded file's own folder. Not the checkout's other folders (its
+    solutions, its cache), not a folder beside the graded file's, not the home folder."""
+    (tmp_path / "beside").mkdir()
+    (tmp_path / "beside" / "alice.py").write_text("answers")
+    lab = tmp_path / "lab"
+    lab.mkdir()
+    learner = lab / "rel_shift.py"
+    learner.write_text(REFERENCE.read_text() + VIEW.format(root=str(ROOT), beside=str(tmp_path / "beside"),
+                                                           home=os.path.expanduser("~")))
+    code, report = grade_json("rel_shift", "--file", str(learner), "--no-cache")
+    if report["isolation"] != "namespaces":
+        pytest.skip("learner code is not confined here")
+    assert (code, report["status"]) == (0, "pass"), report
+    line = next(line for line in report["output"].splitlines() if line.startswith("VIEW "))
+    view = eval(line.removeprefix("VIEW "))
+    assert set(view["checkout"]) <= {"grader", "problems", ".venv"} and "problems" in view["checkout"], view
+    assert view["beside"] == "No such file or directory", view
+    home = Path(os.path.expanduser("~"))  # nothing of it but the way to the interpreter, where it lies there
+    assert view["home"] == "No such file or directory" or (
+        Path(sys.base_prefix).is_relative_to(home) and view["home"] == [Path(sys.base_prefix).relative_to(home).parts[0]])
+    assert view["own"] == ["rel_shift.py"]
+
+
+# Runs the rest of its command line as an ordinary user (uid 1000 of a user namespace of its own, with the
+# files this process may read), with namespaces refused inside when REFUSE_NAMESPACES=1.
+AS_USER = r"""
+import ctypes, os, sys
+refuse = os.environ.pop("REFUSE_NAMESPACES", "") == "1"
+ready_r, ready_w = os.pipe()
+go_r, go_w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    if ctypes.CDLL(None, use_errno=True).unshare(0x10000000):
+        os._exit(97)
+    os.write(ready_w, b"1")
+    os.read(go_r, 1)
+    if refuse:
+        with open("/proc/sys/user/max_user_namespaces", "w") as f:
+            f.write("0")
+    os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
+os.read(ready_r, 1)
+real = os.getuid()
+for kind in ("uid", "gid"):
+    with open(f"/proc/{pid}/{kind}_map", "w") as f:
+        f.write(f"1000 {real} 1")
+os.write(go_w, b"1")
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+WRONG = REFERENCE.read_text().replace("[1:]", "[:-1]", 1)
+
+
+@pytest.mark.skipif(subprocess.run([sys.executable, "-c", AS_USER, "-c", "import os; assert os.getuid() == 1000"],
+                                   capture_output=True).returncode != 0, reason="no user namespace to be a user in")
+@pytest.mark.parametrize("namespaces", ["allowed", "refused"])
+def test_an_ordinary_users_batch_holds_with_namespaces_and_without(tmp_path, namespaces):
+    """The class workflow as an instructor who is not root runs it: with namespaces, and where the kernel
+    refuses them (the grader then says so and has no other user to become). Links are rows, a wrong file
+    fails, and a file that snoops reads no classmate and no gradebook."""
+    klass, out = tmp_path / "class", tmp_path / "grades"
+    klass.mkdir()
+    (klass / "alice.py").write_bytes(REFERENCE.read_bytes())
+    (klass / "bob.py").write_text(WRONG)
+    (klass / "linked.py").symlink_to(REFERENCE)
+    if namespaces == "allowed":  # unconfined code can read what its user can: only confinement hides classmates
+        (klass / "snoop.py").write_text(REFERENCE.read_text() + SNOOP.format(patterns=[str(klass / "*.py"),
+                                                                                     str(out / "*")]))
+    env = dict(os.environ, REFUSE_NAMESPACES="1" if namespaces == "refused" else "",
+               GRADE_CACHE_DIR=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, "-c", AS_USER, "-m", "grader.cli", "batch", "rel_shift", str(klass),
+                           "--out", str(out), "--jobs", "2", "--quiet"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    assert rows["alice"]["status"] == "pass" and rows["bob"]["status"] == "fail"
+    assert rows["linked"]["status"] == "error" and "symbolic link" in rows["linked"]["message"]
+    isolation = {json.loads((out / "verdicts" / f"{name}.json").read_text())["isolation"] for name in ("alice", "bob")}
+    assert isolation == ({"namespaces"} if namespaces == "allowed" else {"none"})
+    if namespaces == "allowed":
+        printed = json.loads((out / "verdicts" / "snoop.json").read_text())["output"]
+        assert "SNOOPED" in printed and "READ" not in printed, printed

@@ -235,3 +235,44 @@ def test_the_example_notebook_runs_headless(tmp_path, monkeypatch):
     assert kept.read_text().rstrip().endswith("rel_shift = rel_shift_padded_after")
     kept.unlink()
     kept.parent.rmdir()
+
+
+def test_writing_out_a_function_runs_none_of_the_notebooks_code(notebook, tmp_path):
+    """The learner's globals are read as they are: an object whose attribute lookups run code (a
+    ``__getattr__``, a ``__class__`` property, a metaclass's ``__getattribute__``) runs nothing in the
+    notebook's process; it is named as what it is."""
+    marker = tmp_path / "ran"
+    notebook.cell(f"""
+        import jax.numpy as jnp
+
+        def _ran(*_):
+            open({str(marker)!r}, "a").write("ran")
+
+        class Trap:
+            def __getattr__(self, name):
+                _ran()
+                return lambda *a: None
+
+            @property
+            def __class__(self):
+                _ran()
+                return type
+
+        class Meta(type):
+            def __getattribute__(cls, name):
+                _ran()
+                return type.__getattribute__(cls, name)
+
+        class Shifter(metaclass=Meta):
+            def shift(self, x):
+                return x
+
+        TRAP = Trap()
+        """)
+    notebook.cell(CORRECT_SHIFT.replace("return padded", "TRAP.x\n    return padded"))
+    with pytest.raises(NotWritable, match=r"^'TRAP', which your function my_shift uses, is an object of type Trap"):
+        module_source(notebook["my_shift"], "rel_shift")
+    notebook.cell(CORRECT_SHIFT.replace("return padded", "Shifter().shift(x)\n    return padded"))
+    text = module_source(notebook["my_shift"], "rel_shift")
+    assert "class Shifter(metaclass=Meta):" in text and "class Meta(type):" in text
+    assert not marker.exists()

@@ -384,7 +384,7 @@ if pid == 0:
 os.read(ready_r, 1)
 for kind in ("uid", "gid"):
     with open(f"/proc/{pid}/{kind}_map", "w") as f:
-        f.write("0 0 65536")
+        f.write(os.environ.get("ID_MAP", "0 0 65536"))
 os.write(go_w, b"1")
 sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 """
@@ -422,6 +422,12 @@ def t5_relative_pos(seed, T, num_buckets, max_distance):
         print("BECAME root")
     except PermissionError:
         print("refused setuid")
+    tmp = os.environ.get("TMPDIR", "")
+    print("tmpdir", tmp, oct(os.stat(tmp).st_mode & 0o777) if tmp else "")
+    for folder in ("/tmp", "/dev/shm", tmp):
+        if folder:
+            with open(os.path.join(folder, f"left-{os.getuid()}"), "w") as f:
+                f.write("left")
     return _right(seed, T, num_buckets, max_distance)
 """
 
@@ -429,11 +435,14 @@ def t5_relative_pos(seed, T, num_buckets, max_distance):
 @pytest.mark.skipif(os.geteuid() != 0 or subprocess.run([sys.executable, "-c", ROOT_REFUSED, "-c", "pass"],
                                                        capture_output=True).returncode != 0,
                     reason="needs root, and a user namespace to refuse namespaces in")
-def test_where_root_is_refused_namespaces_learner_code_runs_as_an_unprivileged_user(tmp_path):
+@pytest.mark.parametrize("ids", ["own", "shared"])
+def test_where_root_is_refused_namespaces_learner_code_runs_as_an_unprivileged_user(tmp_path, ids):
     """An autograder's container: the grader is root and the kernel refuses namespaces. Learner code
-    then runs as `nobody` (or GRADE_LEARNER_USER): it cannot read what only root may read (the cache
-    folder, anything made private), signal the grader's processes or become root again, and what it
-    leaves running ends with the run. An ordinary user has no other user to become."""
+    then runs as a user of its own for each worker (``own``: where the user namespace has the ids), or as
+    `nobody` (or GRADE_LEARNER_USER) where it has not (``shared``): it cannot read what only root may read
+    (the cache folder, anything made private), signal the grader's processes or become root again, and
+    what it leaves running ends with the run. A user of its own has a private TMPDIR, and what it wrote
+    where anyone may write is gone after the run. An ordinary user has no other user to become."""
     secret = tmp_path / "secret.txt"
     secret.write_text("the answers")
     secret.chmod(0o600)
@@ -442,7 +451,8 @@ def test_where_root_is_refused_namespaces_learner_code_runs_as_an_unprivileged_u
     learner.write_text(CORRECT.replace("def t5_relative_pos(", "def _right(", 1) + INTRUDER)
     for folder in (tmp_path, learner.parent):
         folder.chmod(0o755)
-    env = dict(os.environ, GRADE_CACHE_DIR=str(tmp_path / "cache"), SECRET=str(secret))
+    env = dict(os.environ, GRADE_CACHE_DIR=str(tmp_path / "cache"), SECRET=str(secret),
+               ID_MAP="0 0 4294967295" if ids == "own" else "0 0 65536")
     before = live_processes()
     done = subprocess.run([sys.executable, "-c", ROOT_REFUSED, "-m", "grader.cli", "t5_relative_pos", "--file",
                            str(learner), "--json"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
@@ -450,7 +460,16 @@ def test_where_root_is_refused_namespaces_learner_code_runs_as_an_unprivileged_u
     report = json.loads(done.stdout)
     assert (done.returncode, report["status"], report["isolation"]) == (0, "pass", "user"), done.stderr
     printed = report["output"]
-    assert "uid 65534 65534" in printed
+    uids = {int(line.split()[1]) for line in printed.splitlines() if line.startswith("uid ")}
+    if ids == "own":
+        assert uids and all(uid >= pool.LEARNER_UIDS[0] for uid in uids), printed
+        assert all(f"tmpdir {pool.private_tmp(uid)} 0o700" in printed for uid in uids), printed
+        left = [path for uid in uids for path in (f"/tmp/left-{uid}", f"/dev/shm/left-{uid}", pool.private_tmp(uid))]
+        assert not any(os.path.lexists(path) for path in left)
+    else:
+        assert uids == {65534}, printed
+        for folder in ("/tmp", "/dev/shm"):
+            Path(folder, "left-65534").unlink(missing_ok=True)
     assert f"refused {secret}" in printed and f"refused {tmp_path / 'cache'}" in printed
     assert "refused kill" in printed and "refused setuid" in printed
     assert not any(word in printed for word in ("READ", "KILLED", "BECAME"))
