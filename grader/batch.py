@@ -301,14 +301,14 @@ class Gradebook:
         verdicts.mkdir(parents=True, exist_ok=True)
 
     def add(self, row: Row, verdict: str) -> None:
-        from grader.cache import write_text
+        from grader.files import write_text
 
         write_text(self.folder / "verdicts" / f"{row.student}.json", verdict)
         self.rows[row.student] = row
         self.write()
 
     def write(self) -> None:
-        from grader.cache import write_text
+        from grader.files import write_text
 
         text = io.StringIO()
         writer = csv.writer(text)

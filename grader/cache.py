@@ -9,16 +9,14 @@ write there: see :mod:`grader.isolation`) and writes after its run.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from grader import kinds
+from grader.files import atomic, write_json
 from grader.fingerprint import fingerprint
 
 def file_key(*parts: str | bytes | Path) -> str:
@@ -123,36 +121,3 @@ def load_inputs(path: Path, arg_kinds: dict[str, str]) -> list[dict] | None:
             return cases
     except Exception:  # noqa: BLE001  (missing, truncated, tampered with: drawn again)
         return None
-
-
-def write_json(path: Path, data) -> None:
-    write_text(path, json.dumps(data, indent=1))
-
-
-def write_text(path: Path, text: str) -> None:
-    """Writes ``text`` to ``path`` atomically: a reader sees the old file or the new one, never half."""
-    with atomic(path) as f:
-        f.write(text)
-
-
-UMASK = os.umask(0o022)
-os.umask(UMASK)
-
-
-@contextlib.contextmanager
-def atomic(path: Path, binary: bool = False):
-    """A file whose contents replace ``path`` at once when the block ends without an error. It is written
-    as a temporary file of a random name, created exclusively beside ``path``, so no link left at a name
-    the grader would use can redirect the write; the rename replaces a link at ``path`` itself, never the
-    file it points to."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o666 & ~UMASK)  # as a file made the ordinary way would be
-        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
-            yield f
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

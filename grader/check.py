@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import diagnosis, kinds, learner, new, problems
+from grader import diagnosis, kinds, learner, new, problems, variant
 from grader.engine import DRAW_SEED, Options, grade, run_generated
-from grader.report import case_from_json, case_to_json
+from grader.cases import case_from_json, case_to_json
 from grader.trusted import ReferenceError, Trusted
 from grader.verdict import Status
 
@@ -94,7 +94,7 @@ def check_metadata(problem: problems.Problem) -> list[Row]:
             bad = sig is None or sig[0] != names
             if kind == "pitfalls" and not bad:
                 try:
-                    bad = not diagnosis.read_constant(path, "MESSAGE")
+                    bad = not variant.read_constant(path, "MESSAGE")
                 except ValueError:  # a MESSAGE that is not a literal
                     bad = True
             if bad:
@@ -238,7 +238,7 @@ def check_pitfall(graded, why_passed, name: str, path: Path) -> tuple[bool, str]
     on inputs outside the strategies (``why_passed(key)``, see :func:`slipped`), to tell a weak strategy
     from a variant that is the reference's function written otherwise."""
     details, ok = [], True
-    declared = diagnosis.notes(path)[2]
+    declared = variant.notes(path)[2]
     for fixed, how in ((True, "graded"), (False, "generated inputs alone")):
         verdict, took = graded(path, f"pitfall_{name}", fixed)
         ok &= verdict.status == Status.FAIL and verdict.pitfall is not None and verdict.pitfall.id == name

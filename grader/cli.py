@@ -59,6 +59,7 @@ def cmd_grade(argv: list[str]) -> int:
                                     None if args.no_cache else problems.cache_folder(root),
                                     (str(root / "problems"), str(graded.parent)), problems.hidden_from_learners(root), graded)
         from grader import report
+        from grader.cases import case_from_json, save_case
         from grader.engine import Options, grade
 
         problem = problems.load(root, args.problem)
@@ -78,7 +79,7 @@ def cmd_grade(argv: list[str]) -> int:
             data = json.loads(args.replay.read_text())
             if data.get("problem") != problem.slug:
                 raise problems.UsageError(f"{args.replay} is a case of {data.get('problem')!r}, not {problem.slug!r}")
-            cases = [(f"replay of {args.replay.name}", report.case_from_json(problem, data["args"]))]
+            cases = [(f"replay of {args.replay.name}", case_from_json(problem, data["args"]))]
         if args.part is not None:
             if args.replay is not None:
                 raise problems.UsageError("--part and --replay do not go together")
@@ -114,7 +115,7 @@ def cmd_grade(argv: list[str]) -> int:
         return usage_error(str(exc), args.json, args.problem, exercism=exercism_output(args))
     replay = None
     if verdict.counterexample is not None and verdict.counterexample.args and verdict.status != "pass":
-        saved = report.save_case(problem, verdict.counterexample.args)
+        saved = save_case(problem, verdict.counterexample.args)
         replay = report.replay_command(problem, saved, args.file)
     if args.file is None and cases is None and args.part is None:
         record_status(root, problem.slug, learner, verdict.status)
@@ -135,7 +136,7 @@ def exercism_output(args: argparse.Namespace) -> Path | None:
 def write_exercism(verdict: dict, path: Path) -> None:
     """Writes exercism's results.json for ``verdict`` (the object `--json` prints) to ``path``, atomically."""
     from grader import formats
-    from grader.cache import write_text
+    from grader.files import write_text
 
     write_text(path, json.dumps(formats.exercism(verdict), indent=2) + "\n")
 

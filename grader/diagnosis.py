@@ -230,29 +230,11 @@ def fits(session: Session, args: dict, variant_out: np.ndarray | None, actual: n
     return not strict
 
 
-def notes(path) -> tuple[str, str | None, str]:
-    """A known-wrong variant's MESSAGE, DIAGNOSIS (or None) and STAGE (where its mistake may show besides
-    the values: "values" where it says nothing), read without importing it."""
-    return read_constant(path, "MESSAGE") or "", read_constant(path, "DIAGNOSIS"), read_constant(path, "STAGE") or "values"
-
-
 def failing_stage(outcome: Outcome) -> str | None:
     """Where ``outcome`` fails: the comparison's stage, "error" where the code raised, None otherwise."""
     if outcome.status == Status.ERROR and outcome.error is not None:
         return "error"
     return outcome.comparison.stage if outcome.status == Status.FAIL and outcome.comparison is not None else None
-
-
-def read_constant(path, name: str) -> str | None:
-    """A string constant (``MESSAGE``, ``DIAGNOSIS``, ``STAGE``) of a variant module, read without importing it."""
-    import ast
-
-    tree = ast.parse(path.read_text())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
-            value = ast.literal_eval(node.value)
-            return value if isinstance(value, str) else None
-    return None
 
 
 def property_checks(session: Session, outcome: Outcome) -> list[Check]:

@@ -110,7 +110,7 @@ class Session:
                                                    hidden_from_learners(problem.root), self.learner_path)
             self.isolation = self.launch.isolation()
         if trusted is None and problem.handout:
-            from grader.handout import Recorded
+            from grader.recorded import Recorded
 
             trusted = Recorded(problem)
         elif trusted is None:
@@ -583,7 +583,7 @@ def without_local_constants():
 def smallest_failing(session: Session, first: Outcome) -> Outcome:
     """A handout's stand-in for shrinking (which needs the reference on new inputs): the smallest input of
     the recorded pool, smaller than ``first``'s, on which the learner's code fails too; else ``first``."""
-    from grader.handout import case_size
+    from grader.recorded import case_size
 
     session.cancel_pending()  # the learner's worker answers these next, one by one
     limit = case_size(first.args)

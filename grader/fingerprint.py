@@ -11,7 +11,7 @@ import platform
 import sys
 from pathlib import Path
 
-from grader import pool
+from grader import config
 
 PACKAGES = ("jax", "jaxlib", "flax", "numpy", "hypothesis")
 # Environment variables that can change what JAX, XLA, Flax or the interpreter compute.
@@ -34,8 +34,8 @@ def fingerprint() -> str:
     dists = installed()
     versions = {name: dists.get(name, "none") for name in PACKAGES}
     plugins = sorted(f"{name}={v}" for name, v in dists.items() if name.startswith(("jax-cuda", "jax-rocm", "libtpu")))
-    env = pool.worker_env()
-    h.update(json.dumps({"versions": versions, "plugins": plugins, "precision": pool.MATMUL_PRECISION,
+    env = config.worker_env()
+    h.update(json.dumps({"versions": versions, "plugins": plugins, "precision": config.MATMUL_PRECISION,
                          "env": {k: v for k, v in sorted(env.items()) if k.startswith(ENV_PREFIXES) and k not in ENV_IGNORED},
                          "platform": [sys.platform, platform.machine(), sys.version]}).encode())
     return h.hexdigest()

@@ -168,7 +168,7 @@ def build(root: Path, config: dict, output: Path) -> list[str]:
             relative = path.relative_to(root)
             if path.is_file() and not SKIPPED_PARTS & set(relative.parts) and path.suffix != ".pyc":
                 files[relative.as_posix()] = path.read_bytes()
-    from grader.cache import atomic
+    from grader.files import atomic
 
     with atomic(output, binary=True) as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as archive:
         for name in sorted(files):
@@ -311,7 +311,7 @@ def stop_zygote(venv: Path, source: Path, env: dict) -> None:
 
 def write_results(path: Path, results: dict) -> None:
     """``results`` at ``path``, atomically (Gradescope may read it at any moment after a time limit)."""
-    from grader.cache import write_text
+    from grader.files import write_text
 
     write_text(path, json.dumps(results, indent=1))
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 
-from grader.worker import flat_tree, merge
+from grader.trees import flat_tree, merge
 
 SCALARS = (bool, int, float, str, type(None))
 

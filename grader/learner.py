@@ -72,7 +72,7 @@ def load_state(root: Path) -> dict:
 
 
 def save_state(root: Path, state: dict) -> None:
-    from grader.cache import write_json
+    from grader.files import write_json
 
     write_json(state_path(root), state)
 
@@ -254,7 +254,7 @@ def cmd_reset(argv: list[str]) -> int:
             backup = write_backup(stub, current)
         except OSError as exc:
             return _fail(f"cannot keep a copy of {problems.relative(stub)} ({exc.strerror}); nothing was changed")
-    from grader.cache import write_text
+    from grader.files import write_text
 
     write_text(stub, pristine.decode("utf-8"))
     kept = f"; your version is in {problems.relative(backup)}" if backup else ""

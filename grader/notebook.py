@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 import builtins
 import html
-import inspect
 import json
 import linecache
 import os

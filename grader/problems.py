@@ -428,7 +428,7 @@ def declared_pitfalls(problem: Problem) -> dict[str, Path]:
 
 def _write_if_changed(path: Path, text: str) -> Path:
     """Writes ``text`` to ``path`` (atomically) unless it already holds it."""
-    from grader.cache import write_text  # NumPy with it: `grade` imports that after starting its workers
+    from grader.files import write_text  # NumPy with it: `grade` imports that after starting its workers
 
     try:
         if path.read_text() == text:

@@ -20,9 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import cache as cache_mod
-from grader import kinds
 from grader.problems import Problem, relative
+from grader.cases import case_to_json
 from grader.verdict import Outcome, Status, Verdict
 
 WINDOW = 12  # rows and columns shown around the worst cell
@@ -112,39 +111,6 @@ SCHEMA = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "g
     duration_s={"type": "number", "minimum": 0},
     output=_TEXT,
 )}
-
-
-# -- cases on disk, for replays -------------------------------------------------------------------------
-
-def case_to_json(problem: Problem, args: dict) -> dict:
-    """A case as a case file keeps it: each argument in its kind's form, and the mark of moved parameters."""
-    data = {name: kinds.KINDS[kind].to_json(args[name]) for name, kind in problem.args.items()}
-    moved = kinds.moved(args)
-    if moved:
-        data[kinds.MOVED] = moved if moved is True else list(moved)
-    return data
-
-
-def case_from_json(problem: Problem, data: dict) -> dict:
-    if isinstance(data, dict):  # check_args says what is missing, extra, or not a dict at all
-        data = {name: _from_json(problem, name, value) if name in problem.args else value
-                for name, value in data.items()}
-    return problem.check_args(data)
-
-
-def _from_json(problem: Problem, name: str, value):
-    try:
-        return kinds.KINDS[problem.args[name]].from_json(value)
-    except kinds.KindError as exc:
-        raise kinds.KindError(f"{problem.slug}: argument {name} {exc}") from None
-
-
-def save_case(problem: Problem, args: dict) -> Path:
-    data = {"problem": problem.slug, "args": case_to_json(problem, args)}
-    digest = kinds.args_digest(problem.args, args)[:10]
-    path = problem.root / ".grade" / "cases" / f"{problem.slug}-{digest}.json"
-    cache_mod.write_json(path, data)
-    return path
 
 
 def replay_command(problem: Problem, path: Path, learner_file: Path | None) -> str:

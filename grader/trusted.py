@@ -84,7 +84,7 @@ class Trusted:
     ``zygote`` forks the worker when given (only when learner code is confined: a process an
     unconfined learner worker could reach never runs the reference); else it starts afresh."""
 
-    recorded = False  # see grader.handout.Recorded: the answers of a handout, recorded from this
+    recorded = False  # see grader.recorded.Recorded: the answers of a handout, recorded from this
 
     def __init__(self, problem: Problem, use_cache: bool = True, zygote=None):
         self.problem = problem
@@ -119,7 +119,7 @@ class Trusted:
                 known[self.digest(ex.args)] = (f"the statement's example {ex.name!r}", ex.args, ex.expected.reshape(-1))
         path = self.problem.solution_folder / "golden.json"
         if path.is_file():
-            from grader.report import case_from_json
+            from grader.cases import case_from_json
 
             for entry in json.loads(path.read_text()):
                 args = case_from_json(self.problem, entry["args"])
@@ -389,7 +389,7 @@ class Trusted:
     def pitfalls(self) -> dict[str, tuple[str, str | None, str]]:
         """The known-wrong variants, loaded in the worker: name -> (its MESSAGE, its DIAGNOSIS or None, its
         STAGE)."""
-        from grader.diagnosis import notes
+        from grader.variant import notes
 
         variants = self.problem.variants("pitfalls")
         if variants:

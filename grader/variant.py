@@ -43,3 +43,21 @@ def override(reference, *parts: type):
             raise ValueError(f"the reference has no class named {part.__name__} to override")
         setattr(reference, part.__name__, part)
     return getattr(reference, Path(reference.__file__).stem)
+
+
+def notes(path) -> tuple[str, str | None, str]:
+    """A known-wrong variant's MESSAGE, DIAGNOSIS (or None) and STAGE (where its mistake may show besides
+    the values: "values" where it says nothing), read without importing it."""
+    return read_constant(path, "MESSAGE") or "", read_constant(path, "DIAGNOSIS"), read_constant(path, "STAGE") or "values"
+
+
+def read_constant(path, name: str) -> str | None:
+    """A string constant (``MESSAGE``, ``DIAGNOSIS``, ``STAGE``) of a variant module, read without importing it."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+            value = ast.literal_eval(node.value)
+            return value if isinstance(value, str) else None
+    return None

@@ -34,6 +34,7 @@ import traceback
 import types
 
 from grader import moved, protocol
+from grader.trees import merge
 
 STATE: dict = {}  # key -> {"fn", "path", "module", "jitted": {how moved: the entry under jax.jit}, "jit_error",
 #                             "moves": whether the problem moves parameters}
@@ -47,7 +48,7 @@ def serve(req_fd: int, resp_fd: int, cache_dir: str) -> None:
     import jax
     import numpy  # noqa: F401  (imported before any learner code can patch it)
 
-    from grader.pool import MATMUL_PRECISION
+    from grader.config import MATMUL_PRECISION
 
     jax.config.update("jax_default_matmul_precision", MATMUL_PRECISION)
     if cache_dir:
@@ -332,14 +333,6 @@ def params(header: dict, arrays) -> tuple[dict, list]:
     return {"ok": True, "params": shapes, "paths": paths, "arrays": specs}, payloads
 
 
-def flat_tree(tree) -> dict:
-    """The leaves of a pytree (a Flax variable collection) by their slash-separated path: ``a/b/kernel``."""
-    import jax
-
-    leaves = jax.tree_util.tree_flatten_with_path(tree)[0]
-    return {moved.path_of(path): leaf for path, leaf in leaves}
-
-
 def capture(header: dict, arrays) -> tuple[dict, list]:
     from grader import intercept
 
@@ -362,12 +355,6 @@ def part(header: dict, arrays) -> tuple[dict, list]:
         return {"ok": False, "error": describe(exc, state["path"], during="call")}, []
     reply.update(ok=True, seconds=time.perf_counter() - start, jit={"used": False, "error": None})
     return reply, payloads
-
-
-def merge(args: list, static: tuple[int, ...], dynamic) -> list:
-    """The full argument list from the static ones in ``args`` and the ``dynamic`` others, in order."""
-    dynamic = iter(dynamic)
-    return [a if i in static else next(dynamic) for i, a in enumerate(args)]
 
 
 def first_line(exc: BaseException) -> str:

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import pool
+from grader.config import worker_env
 from grader.pool import Spec, Worker
 
 IDLE_SECONDS = 600.0
@@ -179,7 +180,7 @@ class Zygote:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         except OSError:
             return None
-        env = pool.worker_env()
+        env = worker_env()
         try:
             if single_threaded():  # a fork of this command, detached at once (no child left to reap)
                 child = os.fork()

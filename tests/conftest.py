@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from grader import cli, zygote
-from grader.pool import worker_env
+from grader.config import worker_env
 
 # Tests that run JAX in this process compile as the workers do (several times faster than XLA's defaults).
 os.environ["XLA_FLAGS"] = worker_env()["XLA_FLAGS"]

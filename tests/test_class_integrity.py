@@ -17,7 +17,7 @@ import pytest
 
 from conftest import ROOT
 from grader import gradescope, submission
-from grader.cache import write_text
+from grader.files import write_text
 
 REFERENCE = ROOT / "solutions" / "rel_shift" / "rel_shift.py"
 

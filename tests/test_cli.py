@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from conftest import REFERENCE, ROOT
-from grader import check, diagnosis, problems
+from grader import check, problems, variant
 from grader import report as report_module
 from grader.trusted import ReferenceError
 from grader.verdict import Outcome, Pitfall, Status, Verdict
@@ -319,13 +319,13 @@ def test_a_declared_pitfall_is_the_reference_with_its_replacements(checking):
     problem = problems.load(checking.root, "t5_relative_pos")
     path = problem.variants("pitfalls")["clamp_to_half"]
     reference = problem.reference.read_text()
-    variant = path.read_text()
+    text = path.read_text()
     assert path.is_relative_to(problems.cache_folder(checking.root))  # kept with the caches, out of solutions/
-    assert "jnp.minimum(large, nb_half)  # MISTAKE" in variant and "jnp.minimum(large, nb_half - 1)" not in variant
-    body = variant.split("\n\nMESSAGE = ")[0].split("\n", 2)[2]  # without the two header lines
+    assert "jnp.minimum(large, nb_half)  # MISTAKE" in text and "jnp.minimum(large, nb_half - 1)" not in text
+    body = text.split("\n\nMESSAGE = ")[0].split("\n", 2)[2]  # without the two header lines
     assert body == reference.rstrip("\n").replace("jnp.minimum(large, nb_half - 1)  # far offsets share the last bucket",
                                                  "jnp.minimum(large, nb_half)  # MISTAKE: should be nb_half - 1")
-    assert diagnosis.read_constant(path, "MESSAGE").startswith("Far-away offsets spill over")
+    assert variant.read_constant(path, "MESSAGE").startswith("Far-away offsets spill over")
     # a file and an entry of the same name: the instructor keeps one
     (problem.solution_folder / "pitfalls").mkdir()
     (problem.solution_folder / "pitfalls" / "no_abs.py").write_text(variant)

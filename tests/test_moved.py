@@ -112,7 +112,7 @@ def test_under_jit_one_program_with_a_traced_weight_gives_initial_and_moved_para
 def test_a_case_mark_changes_the_digest_and_survives_a_case_file():
     from conftest import ROOT
     from grader import problems
-    from grader.report import case_from_json, case_to_json
+    from grader.cases import case_from_json, case_to_json
 
     problem = problems.load(ROOT, "rmsnorm")
     args = problem.check_args({"seed": 0, "x": np.ones((2, 3), np.float32), "eps": 0.1})

@@ -8,7 +8,7 @@ import jsonschema
 import numpy as np
 import pytest
 
-from grader import problems, report
+from grader import cases, problems, report
 from grader.compare import compare
 from grader.verdict import Check, Diagnosis, Outcome, Part, Pitfall, Status, Verdict
 
@@ -248,23 +248,23 @@ def test_a_warning_check_is_shown_and_a_passing_one_is_not(t5):
 def test_a_case_comes_back_from_its_json_unchanged():
     rmsnorm = problems.load(ROOT, "rmsnorm")
     args = rmsnorm.examples[0].args
-    back = report.case_from_json(rmsnorm, json.loads(json.dumps(report.case_to_json(rmsnorm, args))))
+    back = cases.case_from_json(rmsnorm, json.loads(json.dumps(cases.case_to_json(rmsnorm, args))))
     assert back["seed"] == args["seed"] and back["eps"] == args["eps"]
     assert back["x"].dtype == np.float32 and np.array_equal(back["x"], args["x"])
 
 
 def test_a_case_with_a_missing_argument_is_refused_naming_it(t5):
-    data = report.case_to_json(t5, example(t5)[0])
+    data = cases.case_to_json(t5, example(t5)[0])
     del data["T"]
     with pytest.raises(problems.ProblemError, match="T is missing"):
-        report.case_from_json(t5, data)
+        cases.case_from_json(t5, data)
 
 
 def test_a_saved_case_is_named_by_the_kinds_digest_and_replays(t5, tmp_path):
     problem = dataclasses.replace(t5, root=tmp_path)
     args, _ = example(t5)
-    path = report.save_case(problem, args)
-    digest = report.kinds.args_digest(t5.args, args)[:10]
+    path = cases.save_case(problem, args)
+    digest = cases.kinds.args_digest(t5.args, args)[:10]
     assert path == tmp_path / ".grade" / "cases" / f"t5_relative_pos-{digest}.json"
     data = json.loads(path.read_text())
-    assert data["problem"] == "t5_relative_pos" and report.case_from_json(t5, data["args"]) == args
+    assert data["problem"] == "t5_relative_pos" and cases.case_from_json(t5, data["args"]) == args
