@@ -32,7 +32,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import classroom  # noqa: E402
 
-from grader import batch, zygote  # noqa: E402
+from grader.instructor import batch
+from grader.sandbox import zygote  # noqa: E402
 
 
 def run(folder: Path, out: Path, jobs: int, call_limit: float, env: dict) -> float:

@@ -29,7 +29,7 @@ def submissions(folder: Path) -> dict[str, Path]:
     """problem -> a wrong submission of it, written into ``folder``: t5_forward's known mistake of scaled
     attention (named when graded), and a realistic mini T5 whose mistake is no known one."""
     sys.path.insert(0, str(ROOT))
-    from grader import problems
+    from grader.problem import problems
 
     found = {"t5_forward": problems.load(ROOT, "t5_forward").variants("pitfalls")["scaled_attention"],
              "mini_t5_forward": ROOT / "tests" / "submissions" / "mini_t5_forward" / "no_ffn_residual.py"}

@@ -25,8 +25,10 @@ sys.path.insert(0, str(ROOT))
 
 from functools import partial  # noqa: E402
 
-from grader import diagnosis, handout, problems  # noqa: E402
-from grader.engine import Options, grade  # noqa: E402
+from grader.explain import diagnosis
+from grader.instructor import handout
+from grader.problem import problems  # noqa: E402
+from grader.grading.engine import Options, grade  # noqa: E402
 
 
 def verdicts(root: Path, slug: str, variants: dict[str, Path], fixed: bool) -> dict[str, tuple]:

@@ -40,7 +40,7 @@ def wrong_file(slug: str) -> Path:
     if ":" not in where:
         return ROOT / where
     sys.path.insert(0, str(ROOT))
-    from grader import problems
+    from grader.problem import problems
 
     return problems.load(ROOT, slug).variants("pitfalls")[where.split(":")[1]]
 

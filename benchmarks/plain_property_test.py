@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from hypothesis import Phase, given, settings
 
-from grader import problems
+from grader.problem import problems
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBLEM = problems.load(ROOT, os.environ["PLAIN_PROBLEM"])

@@ -53,7 +53,7 @@ for step in steps:
                         stderr=subprocess.DEVNULL).returncode
     out.append([time.perf_counter() - t, rc])
 if steps and "env" in steps[-1] and "GRADE_CACHE_DIR" in steps[-1]["env"]:
-    from grader.zygote import stop
+    from grader.sandbox.zygote import stop
     os.environ.update(steps[-1]["env"])
     stop(Path(steps[-1]["env"]["GRADE_CACHE_DIR"]))
 while True:
@@ -127,7 +127,7 @@ def timing_rows(slug: str, runs: int, reference_only: bool = False) -> list[dict
 
 def catch_rates(slug: str) -> tuple[int, int, int]:
     """(variants, caught by grade, caught by the plain test)."""
-    from grader import problems
+    from grader.problem import problems
 
     variants = list(problems.load(ROOT, slug).variants("pitfalls").values())
     by_grade = by_plain = 0
@@ -170,8 +170,8 @@ def main() -> None:
 SANDBOX = """
 import json, statistics, sys, tempfile, time
 from pathlib import Path
-from grader import isolation, zygote
-from grader.pool import Spec, Worker
+from grader.sandbox import isolation, zygote
+from grader.sandbox.pool import Spec, Worker
 
 assert isolation.probe() is None, "namespaces are refused here"
 own = zygote.Zygote.start(None, [])

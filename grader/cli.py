@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 # Only light modules here: `grade <problem>` starts its workers' zygote before importing NumPy and the rest.
-from grader import problems
-from grader.learner import file_digest, load_state, progress_line, record_status
-from grader.submission import MAX_BYTES as MAX_MODULE_BYTES
-from grader.zygote import Launch
+from grader.problem import problems
+from grader.commands.learner import file_digest, load_state, progress_line, record_status
+from grader.core.submission import MAX_BYTES as MAX_MODULE_BYTES
+from grader.sandbox.zygote import Launch
 
 EXIT_PASS, EXIT_VERDICT, EXIT_USAGE = 0, 1, 2
 
@@ -58,9 +58,9 @@ def cmd_grade(argv: list[str]) -> int:
             launch = Launch.prepare(root / "solutions" / args.problem / f"{args.problem}.py",
                                     None if args.no_cache else problems.cache_folder(root),
                                     (str(root / "problems"), str(graded.parent)), problems.hidden_from_learners(root), graded)
-        from grader import report
-        from grader.cases import case_from_json, save_case
-        from grader.engine import Options, grade
+        from grader.render import report
+        from grader.problem.cases import case_from_json, save_case
+        from grader.grading.engine import Options, grade
 
         problem = problems.load(root, args.problem)
         problem.hooks()  # an instructor's broken file is a usage error, found before anything runs
@@ -101,12 +101,12 @@ def cmd_grade(argv: list[str]) -> int:
     import shlex
     from functools import partial
 
-    from grader import diagnosis
+    from grader.explain import diagnosis
 
     explain = partial(diagnosis.explain, command=shlex.join(report.program()))  # hints say it as the user does
     try:
         if args.part is not None:
-            from grader.parts import grade_part
+            from grader.explain.parts import grade_part
 
             verdict = grade_part(problem, learner, args.part, options, launch=launch)
         else:
@@ -135,8 +135,8 @@ def exercism_output(args: argparse.Namespace) -> Path | None:
 
 def write_exercism(verdict: dict, path: Path) -> None:
     """Writes exercism's results.json for ``verdict`` (the object `--json` prints) to ``path``, atomically."""
-    from grader import formats
-    from grader.files import write_text
+    from grader.render import formats
+    from grader.core.files import write_text
 
     write_text(path, json.dumps(formats.exercism(verdict), indent=2) + "\n")
 
@@ -144,7 +144,7 @@ def write_exercism(verdict: dict, path: Path) -> None:
 def usage_error(message: str, as_json: bool, problem: str | None = None, *, exercism: Path | None = None) -> int:
     print(f"grade: {message}", file=sys.stderr)
     if as_json or exercism is not None:
-        from grader import report
+        from grader.render import report
 
         if as_json:
             print(report.usage_error_json(problem, message))
@@ -162,7 +162,7 @@ def cmd_list(argv: list[str]) -> int:
         root = problems.find_root()
     except problems.UsageError as exc:
         return usage_error(str(exc), False)
-    from grader import report
+    from grader.render import report
 
     colour = report.colour_wanted(sys.stdout)
     state = load_state(root)
@@ -200,32 +200,33 @@ def cmd_list(argv: list[str]) -> int:
 
 def cmd_check(argv: list[str]) -> int:
     """Instructors' self-check: every problem (or the one named) is consistent and its strategies strong."""
-    from grader import check
+    from grader.instructor import check
 
     return check.main(argv)
 
 
 def cmd_new(argv: list[str]) -> int:
     """Instructors: start a new problem, `grade new <slug>`: both folders, every file, TODOs in place."""
-    from grader import new
+    from grader.instructor import new
 
     return new.main(argv)
 
 
 def delegated(module: str, function: str = "main"):
-    """A subcommand implemented as ``grader.<module>.<function>(argv)``, imported only when it runs."""
+    """A subcommand implemented as ``grader.<package>.<module>.<function>(argv)``, imported only when it runs."""
     def command(argv: list[str]) -> int:
         import importlib
 
         return getattr(importlib.import_module(f"grader.{module}"), function)(argv)
+    command.target = f"grader.{module}", function
     return command
 
 
 COMMANDS = {"list": cmd_list, "check": cmd_check, "new": cmd_new,
-            "watch": delegated("learner", "cmd_watch"), "hint": delegated("learner", "cmd_hint"),
-            "reset": delegated("learner", "cmd_reset"), "solution": delegated("learner", "cmd_solution"),
-            "next": delegated("learner", "cmd_next"), "batch": delegated("batch"),
-            "gradescope": delegated("gradescope"), "handout": delegated("handout")}
+            "watch": delegated("commands.learner", "cmd_watch"), "hint": delegated("commands.learner", "cmd_hint"),
+            "reset": delegated("commands.learner", "cmd_reset"), "solution": delegated("commands.learner", "cmd_solution"),
+            "next": delegated("commands.learner", "cmd_next"), "batch": delegated("instructor.batch"),
+            "gradescope": delegated("instructor.gradescope"), "handout": delegated("instructor.handout")}
 
 
 def main(argv: list[str] | None = None) -> int:

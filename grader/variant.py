@@ -1,63 +1,7 @@
-"""Known-wrong variants of a module problem, written as the one part they get wrong.
+"""``grader.variant``, the path learners and instructors use: the module :mod:`grader.problem.variant` itself."""
 
-A variant file ``solutions/<slug>/pitfalls/<id>.py`` takes a private copy of the reference, subclasses
-the part that is wrong and puts the subclass in the copy's place::
+import sys
 
-    from grader.variant import override, reference_of
+from grader.problem import variant
 
-    MESSAGE = "..."
-    reference = reference_of(__file__)
-
-
-    class MultiHeadAttention(reference.MultiHeadAttention):
-        def __call__(self, x, context, mask=None):
-            ...  # MISTAKE: ...
-
-
-    mini_t5_forward = override(reference, MultiHeadAttention)
-
-The copy is private to the variant, so the reference itself and the other variants are untouched. The
-reference's modules look their parts up by name when they build them, so the copy's entry runs the whole
-model with the replaced part inside.
-"""
-
-from __future__ import annotations
-
-from pathlib import Path
-
-from grader.problems import load_module
-
-
-def reference_of(variant_file: str):
-    """A fresh copy of the reference of the problem whose ``solutions/<slug>/pitfalls/`` holds
-    ``variant_file``."""
-    solutions = Path(variant_file).resolve().parents[1]
-    return load_module(solutions / f"{solutions.name}.py", f"{Path(variant_file).stem}_reference")
-
-
-def override(reference, *parts: type):
-    """Puts each class of ``parts`` in ``reference`` in place of the class of the same name, and returns
-    ``reference``'s entry function (the one named after the problem)."""
-    for part in parts:
-        if not isinstance(getattr(reference, part.__name__, None), type):
-            raise ValueError(f"the reference has no class named {part.__name__} to override")
-        setattr(reference, part.__name__, part)
-    return getattr(reference, Path(reference.__file__).stem)
-
-
-def notes(path) -> tuple[str, str | None, str]:
-    """A known-wrong variant's MESSAGE, DIAGNOSIS (or None) and STAGE (where its mistake may show besides
-    the values: "values" where it says nothing), read without importing it."""
-    return read_constant(path, "MESSAGE") or "", read_constant(path, "DIAGNOSIS"), read_constant(path, "STAGE") or "values"
-
-
-def read_constant(path, name: str) -> str | None:
-    """A string constant (``MESSAGE``, ``DIAGNOSIS``, ``STAGE``) of a variant module, read without importing it."""
-    import ast
-
-    tree = ast.parse(path.read_text())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
-            value = ast.literal_eval(node.value)
-            return value if isinstance(value, str) else None
-    return None
+sys.modules[__name__] = variant

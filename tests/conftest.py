@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from grader import cli, zygote
-from grader.config import worker_env
+from grader import cli
+from grader.sandbox import pool, zygote
+from grader.sandbox.config import worker_env
 
 # Tests that run JAX in this process compile as the workers do (several times faster than XLA's defaults).
 os.environ["XLA_FLAGS"] = worker_env()["XLA_FLAGS"]
@@ -19,10 +21,43 @@ REFERENCE = {slug: ROOT / "solutions" / slug / f"{slug}.py"
              for slug in ("t5_relative_pos", "rmsnorm", "t5_relative_bias", "mini_t5_forward")}
 
 
+# The fast lane, `pytest -m fast`: every test starts no grading process (no worker, no subprocess, no fork)
+# unless it is marked `grading` or lies in one of these files, whose tests grade. A test of the lane that
+# starts one fails, saying so. Run the lane after every change; the whole suite before a change lands.
+GRADING_MODULES = {"test_batch", "test_class_integrity", "test_feedback", "test_handout", "test_hostile",
+                   "test_parameters", "test_precision", "test_problems", "test_trust", "test_zygote"}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "fast: starts no grading process (the lane `pytest -m fast`)")
+    config.addinivalue_line("markers", "grading: starts a grading process (not in the fast lane)")
+
+
 def pytest_collection_modifyitems(session, config, items):
-    """tests/test_problems.py first: its checks of the problems are most of the suite's work, so with
-    pytest-xdist they start first, each problem in one test process (see there)."""
+    """The fast lane's marks; then tests/test_problems.py first: its checks of the problems are most of the
+    suite's work, so with pytest-xdist they start first, each problem in one test process (see there)."""
+    for item in items:
+        module = getattr(getattr(item, "module", None), "__name__", "")
+        if module not in GRADING_MODULES and item.get_closest_marker("grading") is None:
+            item.add_marker(pytest.mark.fast)
     items.sort(key=lambda item: getattr(getattr(item, "module", None), "__name__", "") != "test_problems")
+
+
+@pytest.fixture(autouse=True)
+def fast_lane_starts_nothing(request, monkeypatch):
+    """A test in the fast lane that starts a worker, a subprocess or a fork fails, saying so."""
+    started = []
+    if request.node.get_closest_marker("fast") is not None:
+        def refuse(*args, **kwargs):
+            started.append(True)
+            raise AssertionError(f"{request.node.nodeid} is in the fast lane but starts a process: mark it "
+                                 f"@pytest.mark.grading")
+
+        monkeypatch.setattr(pool.Worker, "__init__", refuse)
+        monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
+        monkeypatch.setattr(os, "fork", refuse)
+    yield
+    assert not started, f"{request.node.nodeid} is in the fast lane but starts a process: mark it @pytest.mark.grading"
 
 
 @pytest.fixture(scope="session", autouse=True)

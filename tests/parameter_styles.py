@@ -47,8 +47,8 @@ DENSE_WITHOUT_BIAS = ('    return x @ p["kernel"] + p["bias"]', '    return x @ 
 # is moved: what a worker says about itself decides nothing.
 HIDE_BETA = '''
 try:
-    import grader.moved as _moved
-    import grader.trees as _worker
+    import grader.sandbox.moved as _moved
+    import grader.sandbox.trees as _worker
 except ImportError:
     _moved = _worker = None
 

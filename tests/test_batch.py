@@ -18,8 +18,8 @@ import jsonschema
 import pytest
 
 from conftest import ROOT, left_behind, live_processes
-from grader import batch
-from grader import report as report_module
+from grader.instructor import batch
+from grader.render import report as report_module
 
 import classroom  # noqa: E402  (tests/classroom.py)
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from grader import problems
-from grader.trusted import Trusted
+from grader.problem import problems
+from grader.grading.trusted import Trusted
 
 PROBLEM = problems.load(ROOT, "t5_relative_pos")
 HOOK = PROBLEM.hooks()

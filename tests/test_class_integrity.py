@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from grader import gradescope, submission
-from grader.files import write_text
+from grader.core import submission
+from grader.instructor import gradescope
+from grader.core.files import write_text
 
 REFERENCE = ROOT / "solutions" / "rel_shift" / "rel_shift.py"
 
@@ -132,8 +133,9 @@ DRAW = """
 import hashlib, sys
 from pathlib import Path
 import grader
-from grader import kinds, problems
-from grader.engine import run_generated
+from grader.core import kinds
+from grader.problem import problems
+from grader.grading.engine import run_generated
 
 problem = problems.load(Path(sys.argv[1]), sys.argv[2])
 drawn = []
@@ -199,8 +201,8 @@ def rel_shift(seed, x):
 def test_a_table_of_the_public_inputs_passes_alone_and_fails_the_class(tmp_path, grade_json):
     import importlib.util
 
-    from grader import problems
-    from grader.engine import run_generated
+    from grader.problem import problems
+    from grader.grading.engine import run_generated
 
     problem = problems.load(ROOT, "rel_shift")
     drawn: list[dict] = []

@@ -11,10 +11,11 @@ import jsonschema
 import pytest
 
 from conftest import REFERENCE, ROOT
-from grader import check, problems, variant
-from grader import report as report_module
-from grader.trusted import ReferenceError
-from grader.verdict import Outcome, Pitfall, Status, Verdict
+from grader.instructor import check
+from grader.problem import problems, variant
+from grader.render import report as report_module
+from grader.grading.trusted import ReferenceError
+from grader.core.verdict import Outcome, Pitfall, Status, Verdict
 
 
 def test_unknown_problem_is_a_usage_error_naming_the_problems(grade):
@@ -24,11 +25,13 @@ def test_unknown_problem_is_a_usage_error_naming_the_problems(grade):
     assert "t5_relative_posx" in err and "rmsnorm" in err and "mini_t5_forward" in err
 
 
+@pytest.mark.grading
 def test_missing_file_is_a_usage_error(grade, tmp_path):
     code, _, err = grade("rmsnorm", "--file", tmp_path / "nope.py")
     assert code == 2 and "nope.py" in err
 
 
+@pytest.mark.grading
 def test_pass_json_has_the_contract_keys_and_exit_zero(grade_json):
     code, report = grade_json("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"])
     assert code == 0
@@ -39,6 +42,7 @@ def test_pass_json_has_the_contract_keys_and_exit_zero(grade_json):
     assert all({"name", "status", "message"} <= set(check) for check in report["checks"])
 
 
+@pytest.mark.grading
 def test_fail_json_carries_the_counterexample_and_its_replay(grade_json, grade, tmp_path):
     wrong = tmp_path / "t5_relative_pos.py"
     wrong.write_text(REFERENCE["t5_relative_pos"].read_text().replace("max_distance / max_exact", "max_distance / (max_exact + 1)"))
@@ -54,6 +58,7 @@ def test_fail_json_carries_the_counterexample_and_its_replay(grade_json, grade, 
     assert replayed["counterexample"]["inputs"] == cx["inputs"]
 
 
+@pytest.mark.grading
 def test_human_report_shows_the_matrix_in_its_natural_shape(grade, tmp_path):
     wrong = tmp_path / "t5_relative_pos.py"
     wrong.write_text(REFERENCE["t5_relative_pos"].read_text() + "\n\n_r = t5_relative_pos\n\n\ndef t5_relative_pos(seed, T, num_buckets, max_distance):\n    return _r(seed, T, num_buckets, max_distance).at[1].add(1)\n")
@@ -65,12 +70,14 @@ def test_human_report_shows_the_matrix_in_its_natural_shape(grade, tmp_path):
     assert "Largest absolute error" in out
 
 
+@pytest.mark.grading
 def test_untouched_stub_is_not_started(grade_json):
     code, report = grade_json("t5_relative_pos")
     assert (code, report["status"]) == (1, "not_started")
     assert "TODO" in report["message"]
 
 
+@pytest.mark.grading
 def test_grade_works_from_a_subfolder(grade):
     code, out, _ = grade("rmsnorm", "--file", REFERENCE["rmsnorm"], cwd=ROOT / "problems" / "rmsnorm")
     assert code == 0 and "PASS" in out
@@ -80,6 +87,7 @@ LEARNING_ORDER = ["t5_relative_pos", "t5_causal_relative_pos", "t5_relative_bias
                   "shaw_relative_attention", "rel_shift", "transformer_xl_attention", "mini_t5_forward", "t5_forward"]
 
 
+@pytest.mark.grading
 def test_list_shows_every_problem_and_its_last_status(grade, tmp_path, monkeypatch):
     checkout = tmp_path / "checkout"
     for part in ("problems", "solutions"):
@@ -106,6 +114,7 @@ def test_the_learning_order_is_each_problems_order_then_its_name(tmp_path):
     assert problems.slugs(tmp_path) == ["c", "a", "b", "d", "e"]  # no order, or an unreadable file: last
 
 
+@pytest.mark.grading
 def test_new_writes_a_problem_that_checks_at_once_and_says_what_is_left(grade, tmp_path, monkeypatch):
     for part in ("problems", "solutions"):
         (tmp_path / part).mkdir()
@@ -315,6 +324,7 @@ def test_a_broken_pitfalls_toml_is_one_sentence_naming_the_entry(checking, edit,
     assert rows[0].detail.startswith("solutions/t5_relative_pos/pitfalls.toml: ") and says in rows[0].detail
 
 
+@pytest.mark.grading
 def test_a_declared_pitfall_is_the_reference_with_its_replacements(checking):
     problem = problems.load(checking.root, "t5_relative_pos")
     path = problem.variants("pitfalls")["clamp_to_half"]
@@ -328,7 +338,7 @@ def test_a_declared_pitfall_is_the_reference_with_its_replacements(checking):
     assert variant.read_constant(path, "MESSAGE").startswith("Far-away offsets spill over")
     # a file and an entry of the same name: the instructor keeps one
     (problem.solution_folder / "pitfalls").mkdir()
-    (problem.solution_folder / "pitfalls" / "no_abs.py").write_text(variant)
+    (problem.solution_folder / "pitfalls" / "no_abs.py").write_text(text)
     with pytest.raises(problems.ProblemError, match="pitfall 'no_abs' is also the file solutions/t5_relative_pos/pitfalls/no_abs.py"):
         problems.load(checking.root, "t5_relative_pos").variants("pitfalls")
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from grader.compare import compare
+from grader.core.compare import compare
 
 EXPECTED = np.arange(6, dtype=np.float32)
 

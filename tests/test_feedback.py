@@ -4,7 +4,8 @@ weak strategies caught by `grade check`."""
 import shutil
 
 from conftest import REFERENCE, ROOT
-from grader import check, problems
+from grader.instructor import check
+from grader.problem import problems
 
 BUCKETS = REFERENCE["t5_relative_pos"].read_text()
 
@@ -94,9 +95,9 @@ def test_check_asks_a_failing_variant_for_no_more_than_naming_it_needs():
     variant's parameter tree, which cannot change its verdict, is not traced."""
     from functools import partial
 
-    from grader import diagnosis
-    from grader.engine import Options, grade
-    from grader.trusted import Trusted
+    from grader.explain import diagnosis
+    from grader.grading.engine import Options, grade
+    from grader.grading.trusted import Trusted
 
     for slug, name in (("t5_relative_pos", "swapped_direction"), ("rmsnorm", "eps_outside_sqrt")):
         problem = problems.load(ROOT, slug)

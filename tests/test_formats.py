@@ -21,8 +21,10 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from grader import formats, gradescope, zygote
-from grader import report as report_module
+from grader.instructor import gradescope
+from grader.render import formats
+from grader.sandbox import zygote
+from grader.render import report as report_module
 
 GRADE = Path(sys.executable).with_name("grade")
 PROBLEMS = ["rel_shift", "t5_relative_pos", "t5_causal_relative_pos"]  # correct, wrong, missing below
@@ -238,7 +240,7 @@ def test_gradescope_refuses_what_it_does_not_know():
 
 
 def test_a_problem_nothing_graded_has_the_verdicts_shape():
-    unrun = formats.unrun("rel_shift", "not_started", "Your submission has no rel_shift.py.")
+    unrun = report_module.not_graded("rel_shift", "not_started", "Your submission has no rel_shift.py.")
     jsonschema.validate(unrun, report_module.SCHEMA)
     results = formats.gradescope([unrun])
     assert results["score"] == 0 and [t["name"] for t in results["tests"]] == ["rel_shift"]
@@ -270,6 +272,7 @@ def test_the_zip_carries_the_scripts_at_its_root_and_the_project_for_the_named_p
                       "run_as": "student"}
 
 
+@pytest.mark.grading
 def test_the_unpacked_zip_is_a_package_pip_can_install(runs, tmp_path):
     """Its metadata builds offline (the install itself needs the network Gradescope's build has): the
     grade command, the pinned dependencies, and every module of the grader."""
@@ -285,6 +288,7 @@ def test_the_unpacked_zip_is_a_package_pip_can_install(runs, tmp_path):
     assert {f"grader/{p.name}" for p in (ROOT / "grader").glob("*.py")} <= listed
 
 
+@pytest.mark.grading
 def test_building_never_replaces_a_file_silently_and_names_unknown_problems(tmp_path):
     target = tmp_path / "autograder.zip"
     target.write_bytes(b"an instructor's file")
@@ -298,6 +302,7 @@ def test_building_never_replaces_a_file_silently_and_names_unknown_problems(tmp_
     assert list(tmp_path.iterdir()) == [target]  # no partial file left behind
 
 
+@pytest.mark.grading
 def test_setup_sh_parses_and_its_dry_run_shows_the_install_without_doing_it(runs, tmp_path):
     source = runs["tree"] / "source"
     for script in ("setup.sh", "run_autograder"):
@@ -340,6 +345,7 @@ def test_run_autograder_grades_each_file_and_scores_a_missing_one_zero(runs):
     assert folder is None or not any(folder.iterdir())  # the zygote it started is gone
 
 
+@pytest.mark.grading
 def test_run_autograder_writes_results_when_grading_breaks_or_cannot_start(runs, tmp_path):
     venv = tmp_path / "venv" / "bin"
     venv.mkdir(parents=True)

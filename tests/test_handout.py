@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from grader import diagnosis, handout, problems
-from grader.engine import Options, grade
+from grader.explain import diagnosis
+from grader.instructor import handout
+from grader.problem import problems
+from grader.grading.engine import Options, grade
 
 SLUG = "rel_shift"  # the cheapest problem to record
 

@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from grader import cli, problems
+from grader import cli
+from grader.problem import problems
+from grader.instructor import check
 
 TOML = "problems/rmsnorm/problem.toml"
 STRATEGIES = "problems/rmsnorm/strategies.py"
@@ -215,6 +217,7 @@ def test_a_hooks_file_that_exits_on_import_is_a_problem_error_too(checkout):
     assert message.startswith(f"{HOOKS}: ") and "SystemExit" in message
 
 
+@pytest.mark.grading
 def test_grade_on_a_malformed_problem_exits_2_with_one_json_error_and_no_traceback(checkout, tmp_path_factory):
     edit(checkout, TOML, "call_seconds = 20", 'call_seconds = "abc"')
     env = dict(os.environ, GRADE_CACHE_DIR=str(tmp_path_factory.mktemp("cache")), GRADE_WARM_SECONDS="0")
@@ -247,3 +250,21 @@ def test_grade_list_exits_2_when_every_problem_is_broken(checkout, monkeypatch, 
     monkeypatch.chdir(checkout)
     assert cli.cmd_list([]) == 2
     assert "broken: " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("rel, old, new, named", [
+    ("problems/mini_t5_forward/mini_t5_forward.py", "self.query = nn.Dense(self.d_model, use_bias=False)",
+     "self.query = nn.Dense(self.d_model)", "MultiHeadAttention.setup"),
+    ("problems/mini_t5_forward/mini_t5_forward.py", "    d_ff: int", "    d_ff: int = 8", "FeedForward"),
+    ("solutions/mini_t5_forward/mini_t5_forward.py", "class FeedForward(nn.Module):", "class FFN(nn.Module):",
+     "FeedForward is not in the reference"),
+])
+def test_check_flags_a_stub_that_gives_other_code_than_the_reference(tmp_path, rel, old, new, named):
+    """What a stub gives the learner (its classes, fields, setup, signatures) must be the reference's: a
+    drifted setup() would hand learners a module tree they cannot match."""
+    copy_problem(tmp_path, "mini_t5_forward")
+    problem = problems.load(tmp_path, "mini_t5_forward")
+    assert check.stub_drift(problem.stub, problem.reference) == []
+    edit(tmp_path, rel, old, new)
+    rows = {row.item: row for row in check.check_metadata(problem)}
+    assert not rows["stub"].ok and named in rows["stub"].detail, rows["stub"].detail

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, left_behind, live_processes
-from grader import learner, problems
+from grader.commands import learner
+from grader.problem import problems
 
 PYTHON = ROOT / ".venv" / "bin" / "python"
 RUN_HEADER = re.compile(r"^== grade watch: run (\d+): (\w+) ", re.MULTILINE)
@@ -130,6 +131,7 @@ def watched(tmp_path_factory):
     return checkout, watch.output
 
 
+@pytest.mark.grading
 def test_watch_regrades_on_save_and_moves_on_after_a_pass(watched):
     checkout, output = watched
     runs = RUN_HEADER.findall(output)
@@ -143,6 +145,7 @@ def test_watch_regrades_on_save_and_moves_on_after_a_pass(watched):
     assert state(checkout)["t5_relative_pos"]["passed"] is True
 
 
+@pytest.mark.grading
 def test_watch_polls_debounces_stays_on_a_named_problem_and_stops_cleanly_on_ctrl_c(tmp_path):
     checkout = make_checkout(tmp_path)
     before = live_processes()
@@ -220,6 +223,7 @@ def words(text: str) -> str:
     return " ".join(text.split())
 
 
+@pytest.mark.grading
 def test_hints_come_one_at_a_time_in_order_and_the_last_repeats(tmp_path):
     checkout = make_checkout(tmp_path)
     hints = [h["text"] for h in tomllib.loads((ROOT / "problems/rel_shift/hints.toml").read_text())["hint"]]
@@ -246,6 +250,7 @@ def test_every_problem_has_a_ladder_of_hints_without_code(slug):
             f"{slug}: a hint reads like code: {text}"
 
 
+@pytest.mark.grading
 def test_a_malformed_hints_file_is_one_sentence_naming_it(tmp_path):
     checkout = make_checkout(tmp_path)
     (checkout / "problems/rel_shift/hints.toml").write_text('[[hint]]\ntext = ""\n')
@@ -256,6 +261,7 @@ def test_a_malformed_hints_file_is_one_sentence_naming_it(tmp_path):
 
 # -- grade reset --------------------------------------------------------------------------------------------
 
+@pytest.mark.grading
 def test_reset_refuses_without_an_untouched_copy_and_changes_nothing(tmp_path):
     checkout = make_checkout(tmp_path)
     target = stub(checkout, "rel_shift")
@@ -266,6 +272,7 @@ def test_reset_refuses_without_an_untouched_copy_and_changes_nothing(tmp_path):
     assert target.read_text() == "my work\n" and not list(target.parent.glob("*.bak-*"))
 
 
+@pytest.mark.grading
 def test_reset_restores_the_kept_stub_and_keeps_every_version_as_a_backup(tmp_path):
     checkout = make_checkout(tmp_path)
     target = stub(checkout, "rel_shift")
@@ -285,6 +292,7 @@ def test_reset_restores_the_kept_stub_and_keeps_every_version_as_a_backup(tmp_pa
     assert (target.parent / "rel_shift.py.bak-2").read_text() == "second try\n"
 
 
+@pytest.mark.grading
 def test_reset_takes_the_newest_untouched_stub_from_git_skipping_work_in_progress(tmp_path):
     checkout = make_checkout(tmp_path)
     target = stub(checkout, "rel_shift")
@@ -308,6 +316,7 @@ def test_reset_takes_the_newest_untouched_stub_from_git_skipping_work_in_progres
 
 # -- grade solution, next and list --------------------------------------------------------------------------
 
+@pytest.mark.grading
 def test_the_solution_is_refused_before_a_pass_and_shown_after_one(watched):
     checkout, _ = watched
     refused = grade(checkout, "solution", "t5_causal_relative_pos")
@@ -317,6 +326,7 @@ def test_the_solution_is_refused_before_a_pass_and_shown_after_one(watched):
     assert shown.returncode == 0 and reference("t5_relative_pos") in shown.stdout
 
 
+@pytest.mark.grading
 def test_giving_up_shows_the_solution_and_is_recorded_and_listed(tmp_path):
     checkout = make_checkout(tmp_path)
     done = grade(checkout, "solution", "rel_shift", "--give-up")
@@ -328,6 +338,7 @@ def test_giving_up_shows_the_solution_and_is_recorded_and_listed(tmp_path):
     assert listed[-1] == "0 of 10 passed, 1 given up"
 
 
+@pytest.mark.grading
 def test_a_handout_says_the_solution_is_not_in_this_copy(tmp_path):
     checkout = make_checkout(tmp_path)
     shutil.rmtree(checkout / "solutions")
@@ -337,6 +348,7 @@ def test_a_handout_says_the_solution_is_not_in_this_copy(tmp_path):
     assert not (checkout / ".grade" / "state.json").exists()
 
 
+@pytest.mark.grading
 def test_next_names_the_first_problem_not_passed(watched, tmp_path):
     checkout, _ = watched
     done = grade(checkout, "next")
@@ -353,6 +365,7 @@ def test_next_names_the_first_problem_not_passed(watched, tmp_path):
     assert grade(fresh, "next").stdout == "Every problem passes (10 of 10 passed). Well done.\n"
 
 
+@pytest.mark.grading
 def test_list_shows_progress(watched):
     checkout, _ = watched
     listed = grade(checkout, "list").stdout.splitlines()
@@ -363,6 +376,7 @@ def test_list_shows_progress(watched):
 
 # -- did you mean, colour ------------------------------------------------------------------------------------
 
+@pytest.mark.grading
 @pytest.mark.parametrize("command", [[], ["watch"], ["hint"], ["reset"], ["solution"]])
 def test_a_misspelt_problem_gets_a_suggestion(tmp_path, command):
     checkout = make_checkout(tmp_path)
@@ -393,6 +407,7 @@ def on_a_terminal(checkout: Path, *argv: str, env: dict) -> str:
     return b"".join(chunks).decode()
 
 
+@pytest.mark.grading
 def test_colour_on_a_terminal_or_forced_none_when_piped_or_no_color(watched):
     checkout, _ = watched
     green, yellow = "\x1b[32mpass\x1b[0m", "\x1b[33mnot_started\x1b[0m"

@@ -1,4 +1,4 @@
-"""grader.moved, in this process: which parameters move, how, and what observing them finds."""
+"""grader.sandbox.moved, in this process: which parameters move, how, and what observing them finds."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import numpy as np
 from flax import linen as nn
 from flax import nnx
 
-from grader import kinds, moved
+from grader.core import kinds
+from grader.sandbox import moved
 
 
 class Norm(nn.Module):
@@ -111,8 +112,8 @@ def test_under_jit_one_program_with_a_traced_weight_gives_initial_and_moved_para
 
 def test_a_case_mark_changes_the_digest_and_survives_a_case_file():
     from conftest import ROOT
-    from grader import problems
-    from grader.cases import case_from_json, case_to_json
+    from grader.problem import problems
+    from grader.problem.cases import case_from_json, case_to_json
 
     problem = problems.load(ROOT, "rmsnorm")
     args = problem.check_args({"seed": 0, "x": np.ones((2, 3), np.float32), "eps": 0.1})

@@ -1,4 +1,4 @@
-"""Grading from a notebook (grader.notebook): a function defined in cells is written out with what it uses
+"""Grading from a notebook (grader.commands.notebook): a function defined in cells is written out with what it uses
 and graded by the command line, with the command line's verdict; the example notebook runs headless.
 
 Cells are made as IPython makes them: each compiled under a file name of its own whose source linecache
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from grader.notebook import NotWritable, check, module_source
+from grader.commands.notebook import NotWritable, check, module_source
 
 CORRECT_SHIFT = """
 def my_shift(seed, x):
@@ -60,6 +60,7 @@ def command_line(*argv) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.grading
 def test_a_correct_function_passes_under_the_problems_name(notebook):
     notebook.cell("import jax.numpy as jnp\nunused = jnp.ones(3)  # built at run time, not needed")
     notebook.cell(CORRECT_SHIFT)
@@ -71,6 +72,7 @@ def test_a_correct_function_passes_under_the_problems_name(notebook):
     assert "PASS" in result._repr_html_()
 
 
+@pytest.mark.grading
 def test_a_wrong_function_fails_as_the_command_line_fails_its_file(notebook):
     notebook.cell("import jax.numpy as jnp").cell("""
         def shift(seed, x):
@@ -97,6 +99,7 @@ def test_a_wrong_function_fails_as_the_command_line_fails_its_file(notebook):
     result.file.parent.rmdir()
 
 
+@pytest.mark.grading
 def test_helpers_classes_and_constants_of_other_cells_come_along(notebook):
     notebook.cell("""
         import jax
@@ -166,6 +169,7 @@ def test_what_cannot_be_written_out_is_named(notebook):
     assert namespace["SIZES"][4][0] == float("inf") and callable(namespace["rel_shift"])
 
 
+@pytest.mark.grading
 def test_calls_that_grade_nothing_say_why(notebook):
     notebook.cell("""
         import flax.linen as nn
@@ -192,17 +196,20 @@ def test_calls_that_grade_nothing_say_why(notebook):
     unknown.file.parent.rmdir()
 
 
+@pytest.mark.grading
 def test_a_source_string_is_graded_as_a_module():
     result = check("rel_shift", source="import jax.numpy as jnp\n" + CORRECT_SHIFT + "\nrel_shift = my_shift\n")
     assert result.status == "pass", repr(result)
 
 
+@pytest.mark.grading
 def test_import_grader_stays_light():
     code = "import grader, sys; print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'jax', 'grader')))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert done.stdout.strip() == "['grader']"
 
 
+@pytest.mark.grading
 def test_the_example_notebook_runs_headless(tmp_path, monkeypatch):
     import nbclient
     import nbformat

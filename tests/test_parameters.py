@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from grader import check
+from grader.instructor import check
 
 import parameter_styles  # noqa: E402  (tests/parameter_styles.py)
 
@@ -94,7 +94,7 @@ def test_a_worker_that_lies_about_its_tree_and_stops_the_moving_still_fails(grad
 
 
 def test_every_statement_of_a_problem_with_parameters_says_they_are_moved():
-    from grader import problems
+    from grader.problem import problems
 
     for slug in problems.slugs(ROOT):
         problem = problems.load(ROOT, slug)

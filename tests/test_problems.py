@@ -13,7 +13,8 @@ import tempfile
 import pytest
 
 from conftest import ROOT
-from grader import check, problems
+from grader.instructor import check
+from grader.problem import problems
 
 SLUGS = problems.slugs(ROOT)
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from conftest import ROOT
-from grader import problems
+from grader.problem import problems
 
 PROBLEM = problems.load(ROOT, "rel_shift")
 REFERENCE = problems.load_module(PROBLEM.reference, "rel_shift_reference_under_test").rel_shift

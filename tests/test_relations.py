@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from grader.relations import diagnose
+from grader.explain.relations import diagnose
 
 RMS_TOL = dict(rtol=1e-5, atol=1e-6)  # problems/rmsnorm/problem.toml
 T5_TOL = dict(rtol=1e-4, atol=1e-5)  # problems/mini_t5_forward/problem.toml

@@ -8,9 +8,10 @@ import jsonschema
 import numpy as np
 import pytest
 
-from grader import cases, problems, report
-from grader.compare import compare
-from grader.verdict import Check, Diagnosis, Outcome, Part, Pitfall, Status, Verdict
+from grader.problem import cases, problems
+from grader.render import report
+from grader.core.compare import compare
+from grader.core.verdict import Check, Diagnosis, Outcome, Part, Pitfall, Status, Verdict
 
 from conftest import ROOT
 

@@ -9,9 +9,11 @@ import types
 import numpy as np
 import pytest
 
-from grader import problems, protocol, report, worker
-from grader.compare import compare
-from grader.verdict import Check, Diagnosis, Outcome, Part, Pitfall, Status, Verdict
+from grader.problem import problems
+from grader.render import report
+from grader.sandbox import protocol, worker
+from grader.core.compare import compare
+from grader.core.verdict import Check, Diagnosis, Outcome, Part, Pitfall, Status, Verdict
 
 from conftest import ROOT
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from conftest import ROOT
-from grader import problems
+from grader.problem import problems
 
 SLUG = "shaw_relative_attention"
 PROBLEM = problems.load(ROOT, SLUG)

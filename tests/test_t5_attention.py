@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from grader import problems
+from grader.problem import problems
 
 PROBLEM = problems.load(ROOT, "t5_attention")
 

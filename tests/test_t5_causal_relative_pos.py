@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 
 from conftest import ROOT
-from grader import problems
-from grader.trusted import Trusted
+from grader.problem import problems
+from grader.grading.trusted import Trusted
 
 SLUG = "t5_causal_relative_pos"
 PROBLEM = problems.load(ROOT, SLUG)

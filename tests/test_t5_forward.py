@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from grader import problems
+from grader.problem import problems
 
 PROBLEM = problems.load(ROOT, "t5_forward")
 SIZES = ("seed", "vocab_size", "d_model", "num_heads", "d_ff", "num_enc_layers", "num_dec_layers",

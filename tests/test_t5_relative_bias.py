@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from grader import problems
+from grader.problem import problems
 
 PROBLEM = problems.load(ROOT, "t5_relative_bias")
 NAMES = ("seed", "q_len", "k_len", "num_heads", "num_buckets", "max_distance", "bidirectional")

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from conftest import ROOT
-from grader import problems
+from grader.problem import problems
 
 PROBLEM = problems.load(ROOT, "transformer_xl_attention")
 REFERENCE = problems.load_module(PROBLEM.reference, "transformer_xl_attention_reference_under_test")

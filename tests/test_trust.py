@@ -20,8 +20,9 @@ import jsonschema
 import pytest
 
 from conftest import REFERENCE, ROOT, left_behind, live_processes
-from grader import isolation, pool, problems
-from grader import report as report_module
+from grader.problem import problems
+from grader.sandbox import isolation, pool
+from grader.render import report as report_module
 
 CORRECT = REFERENCE["t5_relative_pos"].read_text()
 FAST = ("--call-time-limit", "4", "--time-limit", "60")
@@ -253,7 +254,7 @@ def test_a_variable_that_changes_numerics_never_reuses_what_was_kept_without_it(
             else:
                 assert (code, report["status"]) == (0, "pass"), report["message"]
     finally:
-        from grader import zygote
+        from grader.sandbox import zygote
 
         zygote.stop(tmp_path / "cache")
 
@@ -269,7 +270,7 @@ def test_a_corrupt_cache_file_is_a_miss(grade_json, private_cache):
 def test_a_cached_reference_output_that_contradicts_the_statement_is_recomputed(grade_json, tmp_path, monkeypatch):
     import numpy as np
 
-    from grader.trusted import Trusted
+    from grader.grading.trusted import Trusted
 
     private_cache = tmp_path / "cache"  # forged below: not the cache other tests share
     monkeypatch.setenv("GRADE_CACHE_DIR", str(private_cache))
@@ -301,9 +302,9 @@ def sizes(*Ts: int) -> list[dict]:
 def test_a_shared_reference_worker_keeps_no_time_limit_of_a_run_that_ended():
     """A run's time limit binds the shared worker while the run lasts, not after: what is asked of the
     worker later (a handout recording every known mistake's outputs) waits as long as it takes."""
-    from grader import handout
-    from grader.engine import Options, grade
-    from grader.trusted import Trusted
+    from grader.instructor import handout
+    from grader.grading.engine import Options, grade
+    from grader.grading.trusted import Trusted
 
     problem = problems.load(ROOT, "t5_relative_bias")
     name, path = next(iter(problem.variants("pitfalls").items()))
@@ -321,7 +322,7 @@ def test_a_reference_worker_that_ends_is_not_taken_for_a_variant_that_raised(tmp
     """A variant that raises has no answer on that input; a worker that ends says nothing of any variant
     (raising, not None, so that no mistake is named or recorded from its silence), and the worker started
     afresh has every module loaded again."""
-    from grader.trusted import Trusted, TrustedFailure
+    from grader.grading.trusted import Trusted, TrustedFailure
 
     raises, exits = tmp_path / "raises.py", tmp_path / "exits.py"
     raises.write_text(bucketing("if T == 3:\n        raise ValueError('T is 3')"))

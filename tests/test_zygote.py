@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REFERENCE, ROOT
-from grader import engine, isolation, zygote
+from grader.grading import engine
+from grader.sandbox import isolation, zygote
 
 CORRECT = REFERENCE["t5_relative_pos"].read_text()
 WRONG = CORRECT + '''
@@ -137,7 +138,7 @@ def test_a_changed_numerics_variable_gets_its_own_zygote_and_stops_the_old_one(o
 def test_importing_jax_leaves_the_fingerprint_as_it_was():
     # JAX sets variables in its own process's environment when imported (TPU_SKIP_MDS_QUERY): a process
     # that has imported it must still find the zygote of a `grade` that has not.
-    code = ("from grader.fingerprint import fingerprint\n"
+    code = ("from grader.sandbox.fingerprint import fingerprint\n"
             "before = fingerprint()\n"
             "fingerprint.cache_clear()\n"
             "import jax.numpy\n"

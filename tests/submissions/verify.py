@@ -39,7 +39,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT))  # the pitfall variants import grader.problems.load_module
+sys.path.insert(0, str(ROOT))  # the pitfall variants import grader.problem.problems.load_module
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -49,7 +49,7 @@ jax.config.update("jax_default_matmul_precision", "highest")
 import flax.linen as nn  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 
-from grader import problems as grader_problems  # noqa: E402
+from grader.problem import problems as grader_problems  # noqa: E402
 
 warnings.filterwarnings("ignore")
 

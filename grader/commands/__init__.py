@@ -1,0 +1,1 @@
+"""What a learner runs: progress, hints, watch, the notebook's check()."""

@@ -1,0 +1,1 @@
+"""Explaining a failure: relations between outputs, the first wrong part, named mistakes."""

@@ -1,0 +1,185 @@
+"""The parts of a model: the first one that is wrong, and grading one alone (`grade <problem> --part NAME`).
+
+A problem whose stub asks for Flax module classes has parts (:meth:`grader.problem.problems.Problem.parts`). The
+reference's forward pass is recorded in the trusted worker: every call of a part, with its path in the
+module tree, its attributes, variables, arguments and output (:mod:`grader.sandbox.intercept`). Then the
+learner's class of each recorded call runs alone, in the learner's worker, on those same variables and
+arguments, in the order the calls finished, so a block comes after the modules it calls. The first call
+whose output differs is the first wrong part: its own body holds a mistake, or, when every module it calls
+is right, the way it wires them.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from grader.sandbox.pool import WorkerFailure
+from grader.core.verdict import Part, Status, Verdict
+
+VALUES_SHOWN = 8  # values of a wrong part's output row shown in a report
+
+
+def describe_value(name: str, encoded: dict, arrays: list) -> str:
+    """How an argument of a recorded call reads in a report: ``x (4, 8) float32``, ``mask (3, 3) bool,
+    causal``."""
+    if "array" not in encoded:
+        return f"{name}={encoded['value']!r}"
+    arr = arrays[encoded["array"]]
+    text = f"{name} {tuple(arr.shape)} {arr.dtype.name}"
+    if arr.dtype == bool and arr.ndim == 2:
+        if arr.all():
+            text += ", all True"
+        elif np.array_equal(arr, np.tril(np.ones(arr.shape, dtype=bool))):
+            text += ", causal (True where j <= i)"
+    return text
+
+
+def call_text(call: dict, arrays: list) -> str:
+    names = list(call["names"]) + [f"arg{i}" for i in range(len(call["names"]), len(call["args"]))]
+    shown = [describe_value(n, a, arrays) for n, a in zip(names, call["args"])]
+    shown += [describe_value(k, v, arrays) for k, v in call["kwargs"].items()]
+    return ", ".join(shown)
+
+
+def where(call: dict) -> str:
+    return call["path"] or f"the top-level {call['cls']}"
+
+
+def run_call(session, call: dict, arrays: list):
+    """The learner's class of ``call`` applied alone: its reply (its output, or what it raised)."""
+    used = sorted({e["array"] for e in [*call["args"], *call["kwargs"].values(), *call["variables"].values()]
+                   if "array" in e})
+    index = {old: new for new, old in enumerate(used)}
+
+    def renumber(encoded: dict) -> dict:
+        return {"array": index[encoded["array"]]} if "array" in encoded else encoded
+
+    expected = arrays[call["output"]["array"]]
+    header = {"op": "part", "key": session.key, "cls": call["cls"], "fields": call["fields"],
+              "args": [renumber(a) for a in call["args"]],
+              "kwargs": {k: renumber(v) for k, v in call["kwargs"].items()},
+              "variables": {k: renumber(v) for k, v in call["variables"].items()},
+              "max_bytes": 16 * expected.size + 4096}
+    session.settle()
+    session.learner.request(header, [arrays[i] for i in used])
+    return session._receive(header["max_bytes"])
+
+
+def difference(session, call: dict, arrays: list, reply) -> tuple[str, list[str]] | None:
+    """How the learner's output of ``call`` differs from the reference's (None if it agrees): a sentence,
+    and lines that show the row holding the worst value."""
+    from grader.grading.engine import error_message
+
+    expected = arrays[call["output"]["array"]]
+    if not reply.ok:
+        return f"it raised {error_message(reply.error)}", []
+    result = reply.result
+    if result.array is None:
+        return f"it returned {result.type} {list(result.shape or [])}, not an array", []
+    actual = result.array
+    if actual.shape != expected.shape:
+        return f"it returned shape {tuple(actual.shape)}, expected {tuple(expected.shape)}", []
+    problem = session.problem
+    e64, a64 = expected.astype(np.float64), actual.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.abs(a64 - e64) <= problem.atol + problem.rtol * np.abs(e64))
+    if not bad.any():
+        return None
+    err = np.where(bad, np.nan_to_num(np.abs(a64 - e64), nan=np.inf), -1.0)
+    worst = np.unravel_index(int(np.argmax(err)), expected.shape)
+    sentence = (f"{int(bad.sum())} of {expected.size} values of its output differ, the worst at "
+                f"{tuple(int(i) for i in worst)}: expected {expected[worst]:.6g}, got {actual[worst]:.6g}")
+    details = []
+    if expected.ndim >= 1:
+        row = worst[:-1]
+        label = f"row {', '.join(str(int(i)) for i in row)}" if row else "output"
+        shown = slice(0, min(expected.shape[-1], VALUES_SHOWN))
+        fmt = {"float_kind": lambda v: f"{v:.4g}"}
+        details = [f"{label}, expected: {np.array2string(expected[row][shown], formatter=fmt)}",
+                   f"{label}, yours:    {np.array2string(actual[row][shown], formatter=fmt)}"]
+        if expected.shape[-1] > VALUES_SHOWN:
+            details[-2:] = [line + f" (first {VALUES_SHOWN} of {expected.shape[-1]})" for line in details[-2:]]
+    return sentence, details
+
+
+def wrong_part(session, call: dict, arrays: list, reply) -> Part | None:
+    """The learner's output of ``call`` (its ``reply``) as a wrong part, or None where it agrees."""
+    found = difference(session, call, arrays, reply)
+    if found is None:
+        return None
+    sentence, details = found
+    return Part(call["path"], f"your {call['cls']}, run alone on the reference's parameters and on the inputs "
+                              f"the reference gave it ({call_text(call, arrays)}): {sentence}.", details)
+
+
+def first_wrong_part(session, args: dict, command: str) -> Part | None:
+    """The first part, in the order the reference's calls finish, whose output differs on ``args``
+    (None when every part agrees, when the problem has fewer than two parts, or when the learner's
+    worker fails meanwhile). ``command`` is how the learner runs `grade`, for the hint."""
+    problem = session.problem
+    if len(problem.parts()) < 2 or session.shared:
+        return None
+    calls, arrays = session.trusted.capture(args)
+    for call in calls:
+        try:
+            part = wrong_part(session, call, arrays, run_call(session, call, arrays))
+        except WorkerFailure:
+            return None
+        if part is not None:
+            hint = f"Check this part alone: {command} {problem.slug} --part {call['cls']}"
+            return Part(part.path, part.message + " Every part that runs before it agrees.", part.details + [hint])
+    return None
+
+
+def grade_part(problem, learner_path, name: str, options, launch=None) -> Verdict:
+    """`grade <problem> --part NAME`: the learner's class ``name`` alone, on every call the reference's
+    forward pass makes of it, over the fixed examples and the drawn inputs. It passes once that class is
+    right, whatever the rest of the file does (a class that calls others, a block, needs those too)."""
+    from grader.grading.engine import Session, StopGrading, draw_inputs, kept_inputs
+    from grader.problem.problems import ProblemError
+    from grader.grading.trusted import ReferenceError
+
+    session = Session(problem, learner_path, options, launch=launch)
+    verdict = Verdict(problem.slug, Status.PASS, "", isolation=session.isolation)
+    calls_checked = inputs_used = 0
+    started = time.monotonic()
+    try:
+        path, kept = kept_inputs(session)
+        session.load()
+        session.drawn = kept if kept is not None else draw_inputs(session, path)
+        session._learner_ready()
+        for args in [ex.args for ex in problem.examples] + session.drawn:
+            calls, arrays = session.trusted.capture(args)
+            inputs_used += 1
+            for call in (c for c in calls if c["cls"] == name):
+                reply = run_call(session, call, arrays)
+                if not reply.ok and reply.error["kind"] == "not_implemented" and not calls_checked:
+                    verdict.status = Status.NOT_STARTED
+                    verdict.message = f"your {name} still raises NotImplementedError: fill in its TODO"
+                    return verdict
+                calls_checked += 1
+                part = wrong_part(session, call, arrays, reply)
+                if part is not None:
+                    verdict.status = Status.FAIL if reply.ok else Status.ERROR
+                    verdict.message = f"your {name} differs from the reference's at {where(call)}"
+                    verdict.first_wrong_part = part
+                    return verdict
+        if not calls_checked:
+            raise ProblemError(f"the problem is broken, not your code: the reference's forward pass makes no "
+                               f"call of {name} that can be recorded")
+        verdict.message = (f"all {calls_checked} calls of {name} in the reference's forward pass on "
+                           f"{inputs_used} model inputs match")
+    except StopGrading as stop:
+        verdict.status, verdict.message = stop.outcome.status, stop.outcome.message
+    except WorkerFailure as failure:
+        outcome = session._failure_outcome(f"{name} alone", {}, failure)
+        verdict.status, verdict.message = outcome.status, outcome.message
+    except ReferenceError as exc:
+        raise ProblemError(f"the problem is broken, not your code: {exc}") from None
+    finally:
+        verdict.examples_run = calls_checked
+        verdict.output = session.close()
+        verdict.duration_s = round(time.monotonic() - started, 3)
+    return verdict

@@ -1,0 +1,762 @@
+"""The grading engine: fixed cases first, then the inputs Hypothesis draws, then shrinking a failure.
+
+It only drives and records. Learner code runs in a confined worker (:mod:`grader.sandbox.pool`), the reference
+in the trusted side's (:mod:`grader.grading.trusted`), comparisons in :mod:`grader.core.compare`; what a failure
+means is for :mod:`grader.explain.diagnosis`, how it reads for :mod:`grader.render.report`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from grader.grading import cache as cache_mod
+from grader.core import kinds
+from grader.core.compare import compare
+from grader.sandbox.pool import READY_SECONDS, Worker, WorkerFailure
+from grader.sandbox.protocol import Reply
+from grader.problem.problems import Problem, ProblemError, cache_folder, hidden_from_learners
+from grader.grading.trusted import ReferenceError, Trusted, TrustedTimeout, batch_request, call_request, cancel_batch, load_request, reply_bound
+from grader.core.verdict import Check, Outcome, Status, Verdict
+from grader.sandbox.zygote import Launch
+
+SHRINK_SECONDS = 20.0  # time allowed for shrinking once a failure is found
+KEEP_FAILURES = 8  # failing cases kept: the last is the smallest, reported if shrinking runs out of time
+KEEP_SEEN = 64  # learner outputs kept for telling pitfalls apart
+DRAW_SEED = 20261126  # the drawn inputs of every problem follow from it (and from its strategies)
+DIFFERENT_ANSWER = ("; called again with the same input, your function answered differently: a correct "
+                    "function gives the same answer every time (is there hidden state, or randomness "
+                    "that does not come from the seed?)")
+UNSEEN_PARAMETERS = ("your code creates no parameters the grader can see (it looks for those that linen's init "
+                     "and NNX modules make), so neither the parameter tree nor the runs with the parameters moved "
+                     "from their initial values could check them; create them as the stub does")
+
+MOVED_NOTE = ", each run with every parameter moved from its initial value"
+VALUES_BYTES = 64 << 20  # the most a learner's initial parameter values may take where the reference has none
+
+
+@dataclass
+class Options:
+    jit: bool = True
+    use_cache: bool = True
+    call_seconds: float | None = None
+    problem_seconds: float | None = None
+    memory_mib: int | None = None
+    secret_seed: int | None = None  # inputs drawn from it too, for the instructor's verdicts (grader.problem.problems)
+
+
+class StopGrading(BaseException):
+    """Ends the run at once. A BaseException, so that Hypothesis neither catches nor shrinks it."""
+
+    def __init__(self, outcome: Outcome):
+        super().__init__(outcome.message)
+        self.outcome = outcome
+
+
+class CaseFailed(Exception):
+    """A failing case; Hypothesis shrinks the input that raised it."""
+
+    def __init__(self, outcome: Outcome):
+        super().__init__(outcome.message)
+        self.outcome = outcome
+
+
+@dataclass
+class Fetch:
+    """The learner's answers to one batch, on their way from ``worker``, in order: digests of those not
+    yet received. ``loading``: the worker's load reply comes first (a second worker's)."""
+
+    worker: Worker
+    pending: list[str] = field(default_factory=list)
+    received: int = 0
+    loading: bool = False
+
+
+def split_by_signature(problem: Problem, cases: list[tuple[str, dict]]) -> list[list[tuple[str, dict]]]:
+    """``cases`` (digest, args) in two parts with no traced signature in common (each signature is one
+    more program to trace): signatures alternate between the parts in order of first appearance."""
+    signatures: dict[tuple, int] = {}
+    parts: tuple[list, list] = ([], [])
+    for digest, args in cases:
+        parts[signatures.setdefault(kinds.signature(problem.args, args), len(signatures)) % 2].append((digest, args))
+    return [part for part in parts if part]
+
+
+class Session:
+    """One grading run: the learner's worker (or a trusted module in the trusted worker) and the reference.
+
+    Everything the grader trusts is read when the session is made; learner code starts with ``load``."""
+
+    def __init__(self, problem: Problem, learner_path: Path, options: Options, trusted: Trusted | None = None,
+                 subject_key: str | None = None, launch: Launch | None = None):
+        self.problem = problem
+        self.options = options
+        self.learner_path = learner_path.resolve()
+        self.call_seconds = options.call_seconds or problem.call_seconds
+        self.memory_mib = options.memory_mib or problem.memory_mib
+        self.started = time.monotonic()
+        self.deadline = self.started + (options.problem_seconds or problem.problem_seconds)
+        self.owns_trusted = trusted is None
+        self.launch = None
+        self.isolation = "namespaces"  # a trusted module needs none, and is graded like confined code
+        if subject_key is None:
+            self.launch = launch or Launch.prepare(problem.reference, cache_folder(problem.root) if options.use_cache else None,
+                                                   (str(problem.root / "problems"), str(self.learner_path.parent)),
+                                                   hidden_from_learners(problem.root), self.learner_path)
+            self.isolation = self.launch.isolation()
+        if trusted is None and problem.handout:
+            from grader.grading.recorded import Recorded
+
+            trusted = Recorded(problem)
+        elif trusted is None:
+            # Unconfined learner code could reach anything of this user's: then nothing kept between runs
+            # is trusted, and the reference runs in a process of its own, not forked beside the learner's.
+            confined = self.isolation == "namespaces"
+            trusted = Trusted(problem, options.use_cache and confined,
+                              self.launch.own if self.launch and confined else None)
+        self.trusted = trusted
+        trusted.deadline = self.deadline
+        self.memo: dict[str, Reply | WorkerFailure] = {}  # the learner's answers fetched ahead, by input digest
+        self.fetches: list[Fetch] = []
+        self.second: Worker | None = None  # a second learner worker, on re-grades
+        self.cases = 0
+        self.jit_error: str | None = None
+        self.seen: list[tuple[dict, np.ndarray]] = []  # (inputs, learner's flat output), for naming pitfalls
+        self.drawn: list[dict] = []  # the inputs Hypothesis draws for this problem
+        self.learner_loaded = subject_key is not None
+        self.tree_unseen = False  # the reference creates parameters, and the graded module none that Flax makes
+        self.values_asked: dict | None = None  # the reference's initial parameters, while the learner's are due
+        self.values_found: tuple[dict, dict] | None = None
+        if subject_key is None:
+            self.key = "learner"
+            self.learner_source = learner_path.read_bytes()
+            self.learner = self.launch.learner
+        else:  # a trusted module (variant, alternative) graded inside the trusted worker
+            self.key = subject_key
+            self.learner = self.trusted.start({subject_key: self.learner_path})
+
+    @property
+    def shared(self) -> bool:
+        """Whether the graded module runs in the trusted worker (`grade check`'s variants)."""
+        return self.learner is self.trusted.worker
+
+    def load(self) -> None:
+        """Learner code starts here: after everything trusted has been read."""
+        if not self.learner_loaded:
+            self.learner.request(*load_request(self.problem, self.key, self.learner_path, self.learner_source,
+                                               self.memory_mib))
+
+    def restart(self) -> None:
+        """A fresh learner worker (after one died partway through a batch), loaded."""
+        self.learner.close()
+        self.learner = Worker(self.launch.spec, self.launch.zygote)
+        self.learner_loaded = False
+        self.load()
+        self._learner_ready()
+
+    # -- the learner's replies -----------------------------------------------------------------------------
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def _timeout(self) -> float:
+        remaining = self.remaining()
+        if remaining <= 0:
+            raise StopGrading(self._out_of_time())
+        return min(self.call_seconds, remaining)
+
+    def _receive(self, max_bytes: int, expect: str = "result", worker: Worker | None = None):
+        """The graded module's next reply, within the limit for one call and the time left (a worker's
+        start, JAX's import, has an allowance of its own, within the time left)."""
+        if self.shared:
+            self.trusted.acknowledge()
+        return (worker or self.learner).receive(self._timeout(), max_bytes, expect,
+                                                ready_seconds=min(READY_SECONDS, max(self.remaining(), 0.0)))
+
+    def _out_of_time(self, args: dict | None = None) -> Outcome:
+        limit = self.deadline - self.started
+        return Outcome("time limit", args or {}, Status.TIMEOUT,
+                       f"grading ran past the limit of {limit:.0f} s for the whole problem")
+
+    def _learner_ready(self) -> None:
+        if self.learner_loaded:
+            return
+        try:
+            reply = self._receive(0, "loaded")
+        except WorkerFailure as failure:
+            raise StopGrading(self._failure_outcome("loading your file", {}, failure)) from None
+        if not reply.ok:
+            err = reply.error
+            status = Status.NOT_STARTED if err["kind"] == "not_implemented" else Status.ERROR
+            raise StopGrading(Outcome("loading your file", {}, status, error_message(err), error=err))
+        self.learner_loaded = True
+
+    def _failure_outcome(self, name: str, args: dict, failure: WorkerFailure) -> Outcome:
+        if failure.kind == "timeout":
+            if self.remaining() <= 0:
+                return self._out_of_time(args)
+            return Outcome(name, args, Status.TIMEOUT, f"your function did not return within "
+                                                        f"{self.call_seconds:g} s (the limit for one call); "
+                                                        f"is there an endless loop?")
+        if failure.kind == "memory":
+            return Outcome(name, args, Status.ERROR, f"your code exceeded the memory limit of {self.memory_mib} MiB "
+                                                     f"({failure.message})")
+        if failure.kind == "protocol":
+            return Outcome(name, args, Status.ERROR, f"the process running your code broke the grader's "
+                                                     f"protocol: {failure.message}")
+        if failure.kind == "isolation":
+            return Outcome(name, args, Status.ERROR, failure.message)
+        return Outcome(name, args, Status.ERROR, f"the process running your code stopped: {failure.message}")
+
+    def prefetch(self, cases: list[dict]) -> None:
+        """Ask for the learner's and the reference's outputs on ``cases`` in one batch each, both workers
+        running at once. When the reference has nothing to compute (its outputs are all cached, as on a
+        re-grade), its core runs a second learner worker instead, on the traced signatures the first does
+        not get. ``evaluate`` takes the learner's answers as it needs them; whatever is still pending when
+        grading stops early or moves on (to shrinking) is cancelled."""
+        unique = list({self.trusted.digest(a): a for a in cases}.items())
+        if not unique:
+            return
+        misses = [a for _, a in unique if self.trusted.cached("reference", a) is None]
+        if misses:  # the reference starts first: it does not wait for the learner's import
+            self.trusted.request_batch("reference", misses)
+        if self.shared:
+            # A trusted module graded in the trusted worker (`grade check`): one worker, one batch at a
+            # time. Its own calls go one by one, and stop at its first failure.
+            for args in misses:
+                self.trusted.collect("reference", args)
+            return
+        self._learner_ready()
+        self.bound = reply_bound(self.problem, [a for _, a in unique])
+        parts = split_by_signature(self.problem, unique) if not misses and self.launch.zygote else [unique]
+        for i, part in enumerate(parts):
+            worker = self.learner
+            if i:
+                worker = self.second = Worker(self.launch.spec, self.launch.zygote)
+                worker.request(*load_request(self.problem, self.key, self.learner_path, self.learner_source,
+                                             self.memory_mib))
+            worker.request(*batch_request(self.problem, self.key, [a for _, a in part], self.options.jit))
+            self.fetches.append(Fetch(worker, [digest for digest, _ in part], loading=bool(i)))
+
+    def _take_pending(self, fetch: Fetch, until: str) -> None:
+        """Receive ``fetch``'s answers into ``memo``, up to the one for digest ``until``. What a second
+        worker leaves unanswered (it cannot load the file, or dies) the first answers, case by case."""
+        try:
+            if fetch.loading:
+                fetch.loading = False
+                if not self._receive(0, "loaded", fetch.worker).ok:
+                    raise WorkerFailure("crash", "the second worker could not load the file")
+        except WorkerFailure:
+            self._drop(fetch)
+            return
+        while fetch.pending:
+            digest = fetch.pending.pop(0)
+            fetch.received += 1
+            try:
+                self.memo[digest] = self._receive(self.bound, worker=fetch.worker)
+            except WorkerFailure as failure:
+                if fetch.worker is not self.learner:
+                    fetch.pending.insert(0, digest)
+                    self._drop(fetch)
+                    return
+                if fetch.received == 1:  # that case alone: the verdict is known
+                    self.memo[digest] = failure
+                else:  # somewhere in the batch: start afresh, one case at a time
+                    self.restart()
+                fetch.pending = []
+                return
+            if digest == until:
+                return
+
+    def _drop(self, fetch: Fetch) -> None:
+        fetch.worker.kill()
+        fetch.pending = []
+
+    def cancel_pending(self) -> None:
+        """Stop the rest of the batches; answers already on their way are kept."""
+        for fetch in self.fetches:
+            if not fetch.pending:
+                continue
+            if fetch.loading:  # a second worker that has not loaded the file: nothing of it to keep
+                self._drop(fetch)
+                continue
+
+            def keep(reply, fetch: Fetch = fetch) -> None:
+                if fetch.pending:
+                    self.memo[fetch.pending.pop(0)] = reply
+
+            cancel_batch(fetch.worker, keep, timeout=max(min(self.call_seconds, self.remaining()), 1.0),
+                         max_bytes=self.bound)
+            fetch.pending = []
+
+    # -- one case --------------------------------------------------------------------------------------
+
+    def evaluate(self, name: str, args: dict) -> Outcome:
+        """Run the learner's entry on ``args``, compare with the reference, and say how it went."""
+        self._learner_ready()
+        expected = self.trusted.cached("reference", args)
+        digest = self.trusted.digest(args)
+        fetch = next((f for f in self.fetches if digest in f.pending), None)
+        if fetch is not None:
+            self._take_pending(fetch, until=digest)
+        answer = self.memo.pop(digest, None)
+        if isinstance(answer, WorkerFailure):
+            raise StopGrading(self._failure_outcome(name, args, answer))
+        if answer is None:  # a case outside the batch (shrinking), or one a failed batch left unanswered
+            self.cancel_pending()  # the worker must be free
+            self.settle()
+            self.learner.request(*call_request(self.problem, self.key, args, self.options.jit))
+        in_batch = expected is None and self.trusted.is_pending("reference", args)
+        if expected is None and not in_batch and not self.shared:  # computed while the learner's call runs
+            self.trusted.request("reference", args)
+        try:
+            reply = answer or self._receive(reply_bound(self.problem, [args]))
+        except WorkerFailure as failure:
+            raise StopGrading(self._failure_outcome(name, args, failure)) from None
+        if expected is None:
+            if self.shared and not in_batch:
+                expected = self.trusted.output("reference", args)
+            else:
+                expected = self.trusted.collect("reference", args)
+        self.cases += 1
+        if not reply.ok:
+            err = reply.error
+            status = Status.NOT_STARTED if err["kind"] == "not_implemented" and self.cases == 1 else Status.ERROR
+            outcome = Outcome(name, args, status, error_message(err), error=err)
+            if status == Status.NOT_STARTED or err["kind"] in ("memory", "exit", "signature"):
+                raise StopGrading(outcome)
+            return outcome
+        if reply.jit_error and self.jit_error is None:
+            self.jit_error = reply.jit_error
+        result = reply.result
+        spec = {"dtype": result.dtype, "shape": list(result.shape)} if result.shape is not None else None
+        comparison = compare(
+            expected_flat=expected, natural_shape=self.problem.natural_shape(args), dtype=self.problem.output_dtype,
+            result={"type": result.type, "dtype": result.dtype}, spec=spec, actual=result.array,
+            exact=self.problem.exact, rtol=self.problem.rtol, atol=self.problem.atol,
+            accept_also=self.trusted.accept_also(args, expected))
+        if answer is not None and reply.together and not comparison.ok:
+            # Answers traced together may round differently from a call on its own: a failure is
+            # confirmed (and reported, and matched against known mistakes) on its own.
+            self.cases -= 1
+            return self.evaluate(name, args)
+        actual = result.array  # as it came back: the report shows a wrong shape as it is
+        if actual is not None and comparison.stage in ("finite", "values") and len(self.seen) < KEEP_SEEN:
+            self.seen.append((args, actual.reshape(-1)))
+        status = Status.PASS if comparison.ok else Status.FAIL
+        return Outcome(name, args, status, comparison.message, comparison=comparison, actual=actual)
+
+    # -- for diagnosis -----------------------------------------------------------------------------------
+
+    def answers(self, cases: list[dict]) -> list[np.ndarray | None]:
+        """The graded module's flat outputs on ``cases`` (None where no array came back), for telling
+        mistakes apart: nothing is compared or counted. Outputs seen earlier in the run are reused; the
+        others come in one batch. If the worker fails or the run's time is up, the rest stay None."""
+        known = {self.trusted.digest(args): actual for args, actual in self.seen}
+        missing = list({d: a for a in cases if (d := self.trusted.digest(a)) not in known}.items())
+        if missing and self.shared:
+            for (digest, _), out in zip(missing, self.trusted.outputs(self.key, [a for _, a in missing])):
+                known[digest] = out
+        elif missing:
+            self.settle()
+            self.learner.request(*batch_request(self.problem, self.key, [a for _, a in missing], self.options.jit))
+            for digest, args in missing:
+                try:
+                    reply = self._receive(reply_bound(self.problem, [args]))
+                except (WorkerFailure, StopGrading):
+                    self.learner.kill()  # its answers to the rest must not be taken for answers to later requests
+                    break
+                if reply.ok and reply.result.array is not None:
+                    known[digest] = reply.result.array.reshape(-1)
+        return [known.get(self.trusted.digest(args)) for args in cases]
+
+    def params_diff(self, args: dict) -> list[str] | None:
+        """Missing, extra and misshaped parameters of the graded module's Flax tree on ``args``, by path
+        (empty if the trees agree; None where there is no tree to compare: the problem builds none, the
+        learner's is not a linen tree, or a worker failed). A trusted module's tree is traced once per
+        signature (the shapes do not depend on the values)."""
+        arrays: list = []
+        entries = kinds.encode(self.problem.args, args, arrays)
+        signature = repr(kinds.signature(self.problem.args, kinds.with_moved(args, False)))  # moving changes no shape
+        trees = self.trusted.trees
+        traced = [key for key in dict.fromkeys(["reference"] + [self.key] * self.shared)
+                  if (key, signature) not in trees]
+        asked = []
+        if traced:  # the reference's worker, started only for a tree not kept from an earlier run
+            worker = self.trusted.start()
+            asked = [(worker, key) for key in traced]
+        if not self.shared:
+            asked.append((self.learner, self.key))
+        for worker, key in asked:
+            worker.request({"op": "params", "key": key, "args": entries}, arrays)
+        self.trusted.acknowledge()
+        actual = None
+        for worker, key in asked:
+            try:
+                reply = worker.receive(min(60.0, max(self.remaining(), 1.0)), 0, "params")
+            except WorkerFailure:
+                return None
+            if key in traced:
+                trees[key, signature] = reply.params
+            else:
+                actual = reply.params
+        expected = trees["reference", signature]
+        if self.shared:
+            actual = trees[self.key, signature]
+        self.tree_unseen = bool(expected) and actual is None
+        if not expected or actual is None:  # no tree that Flax makes on one side
+            return None
+        lines = []
+        for path in sorted(set(expected) - set(actual)):
+            lines.append(f"missing parameter {path} {tuple(expected[path])}")
+        for path in sorted(set(actual) - set(expected)):
+            lines.append(f"unexpected parameter {path} {tuple(actual[path])}")
+        for path in sorted(set(expected) & set(actual)):
+            if expected[path] != actual[path]:
+                lines.append(f"parameter {path} has shape {tuple(actual[path])}, expected {tuple(expected[path])}")
+        if lines:
+            lines.insert(0, "Your parameter tree differs from the one the statement pins, so the outputs cannot "
+                            "agree until it matches:")
+        return lines
+
+    def ask_param_values(self, args: dict) -> None:
+        """Start the learner's worker finding the initial values of its parameters on ``args`` (it works on
+        them while the trusted side runs the known mistakes); :meth:`param_values` takes the answer. Any
+        other request to the learner's worker first waits for it (:meth:`settle`)."""
+        self.settle()
+        if self.shared:
+            return
+        arrays: list = []
+        self.learner.request({"op": "params", "values": True, "key": self.key,
+                              "args": kinds.encode(self.problem.args, args, arrays)}, arrays)
+        reference: dict = {}
+        try:
+            reference = self.trusted.param_values(args) or {}
+        finally:
+            self.values_asked = reference  # the learner's answer is due, whatever the reference's side did
+
+    def settle(self) -> None:
+        """Take the answer to :meth:`ask_param_values`, if one is due, before the worker is asked anything else."""
+        reference, self.values_asked = self.values_asked, None
+        if reference is None:
+            return
+        bound = 2 * sum(v.nbytes for v in reference.values()) + 4096 if reference else VALUES_BYTES
+        try:
+            graded = self._receive(bound, "params").values
+        except (WorkerFailure, StopGrading):
+            self.learner.kill()  # its late answer must not be taken for a later request's
+            graded = None
+        self.values_found = (graded, reference) if graded and reference else None
+
+    def param_values(self) -> tuple[dict, dict] | None:
+        """The initial values of the parameters the learner's code and the reference create (``{path: array}``
+        each) on the input :meth:`ask_param_values` was given, or None where either creates none that Flax
+        makes, or the worker failed. The reference's are kept on disk, like its outputs."""
+        self.settle()
+        found, self.values_found = self.values_found, None
+        return found
+
+    def close(self) -> str:
+        """End the learner's worker (not a shared one); the learner's printed output."""
+        printed = ""
+        if not self.shared:
+            self.learner.close()
+            printed = self.learner.output.text()
+            if self.second is not None:
+                self.second.close()
+                if self.second.output.text().strip():
+                    printed += ("\n[printed by a second process, which ran your file on some of the inputs]\n"
+                                + self.second.output.text())
+        if self.owns_trusted:
+            self.trusted.close()
+        else:  # shared: the run's time limit ends with the run
+            self.trusted.deadline = None
+        if self.launch is not None:
+            self.launch.close()
+        return printed
+
+
+def error_message(err: dict) -> str:
+    from grader.problem.problems import relative
+
+    where = relative(err["file"]) if err.get("file") else "your file"
+    if err.get("line"):
+        where = f"{where}, line {err['line']}"
+    if err["kind"] == "not_implemented":
+        return "your function still raises NotImplementedError: fill in the TODO in " + where
+    if err["kind"] == "signature":
+        return f"{err['message']} ({where})"
+    if err["kind"] == "memory":
+        return f"your code ran out of memory ({err['type']}: {err['message']}) at {where}"
+    if err["kind"] == "exit":
+        return f"your code called sys.exit ({err['message']}) at {where}; return the result instead"
+    during = "while importing your file" if err.get("during") == "import" else "in your function"
+    return f"{err['type']} {during}: {err['message']} ({where})"
+
+
+def run_generated(session: Session, failures: list[Outcome], collect: list | None = None,
+                  draws: tuple[int, int] | None = None) -> Outcome | None:
+    """Hypothesis phase: generation from one seed, then shrinking of the first failure found.
+
+    With ``collect`` (a list), only gathers the inputs Hypothesis generates, evaluating nothing; the same
+    inputs come again, in the same order, when it runs for real (one seed), up to the first failure.
+    ``draws`` is (seed, how many): by default the problem's public inputs, :data:`DRAW_SEED` and its
+    ``max_examples``.
+    """
+    from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+    from hypothesis.errors import Flaky
+
+    problem = session.problem
+    first_failure: list[float] = []
+    strategy = problem.strategy()
+
+    # One seed, not one derived from this function's source text (Hypothesis's derandomize): the same
+    # inputs wherever the grader's sources are, or are not, readable (a checkout, a wheel, compiled files).
+    chosen, count = draws or (DRAW_SEED, problem.max_examples)
+
+    @seed(chosen)
+    @settings(max_examples=count, database=None, deadline=None,
+              phases=(Phase.generate, Phase.shrink), report_multiple_bugs=False, print_blob=False,
+              suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
+    @given(strategy)
+    def generated(args):
+        if first_failure and time.monotonic() - first_failure[0] > SHRINK_SECONDS:
+            raise StopGrading(failures[-1])  # the smallest failure found in the time allowed
+        args = problem.drawn_case(args)
+        if collect is not None:
+            collect.append(args)
+            return
+        outcome = session.evaluate("generated", args)
+        if outcome.status != Status.PASS:
+            first_failure[:] = first_failure or [time.monotonic()]
+            failures.append(outcome)
+            del failures[:-KEEP_FAILURES]
+            raise CaseFailed(outcome)
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), without_local_constants():
+            generated()
+    except CaseFailed as exc:
+        return exc.outcome
+    except Flaky:  # failed, then passed when Hypothesis called it again with the same input
+        if not failures:
+            return None
+        failures[-1].message += DIFFERENT_ANSWER
+        return failures[-1]
+    except BaseException as exc:  # Hypothesis may wrap ours; find it
+        inner = _find(exc, (StopGrading, CaseFailed, ProblemError))
+        if inner is None:
+            if collect is not None:
+                raise ProblemError(f"problems/{problem.slug}/strategies.py: drawing an input failed: "
+                                   f"{type(exc).__name__}: {exc}") from None
+            raise
+        if isinstance(inner, (StopGrading, ProblemError)):
+            raise inner from None
+        return inner.outcome
+    return None
+
+
+@contextlib.contextmanager
+def without_local_constants():
+    """Hypothesis mixes into what it draws the literals it finds in the source of the "local" modules this
+    process has imported (those not installed under site-packages): the grader's own, the problems'. The
+    inputs would then depend on where the grader is installed (a checkout draws other inputs than a wheel)
+    and on what else was imported. They are drawn without them (Hypothesis's own constants stay). Hypothesis
+    is pinned: where a release moves what this replaces, drawing stops with an error, not other inputs."""
+    from hypothesis.internal.conjecture import providers
+    from hypothesis.internal.constants_ast import Constants
+
+    saved = providers._get_local_constants, providers.CONSTANTS_CACHE
+    providers._get_local_constants = Constants  # called with no arguments: no constants at all
+    providers.CONSTANTS_CACHE = type(saved[1])(1024)  # what was cached held the local ones
+    try:
+        yield
+    finally:
+        providers._get_local_constants, providers.CONSTANTS_CACHE = saved
+
+
+def smallest_failing(session: Session, first: Outcome) -> Outcome:
+    """A handout's stand-in for shrinking (which needs the reference on new inputs): the smallest input of
+    the recorded pool, smaller than ``first``'s, on which the learner's code fails too; else ``first``."""
+    from grader.grading.recorded import case_size
+
+    session.cancel_pending()  # the learner's worker answers these next, one by one
+    limit = case_size(first.args)
+    for args in session.trusted.pool:
+        if case_size(args) >= limit:
+            break
+        outcome = session.evaluate("generated", args)
+        if outcome.status != Status.PASS:
+            return outcome
+    return first
+
+
+def _find(exc: BaseException, types) -> BaseException | None:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, types):
+            return exc
+        for inner in getattr(exc, "exceptions", ()):
+            found = _find(inner, types)
+            if found is not None:
+                return found
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def kept_inputs(session: Session) -> tuple[Path | None, list[dict] | None]:
+    """Where the drawn inputs are kept, and what is kept there (None if nothing usable). A handout
+    carries the inputs its answers were recorded for."""
+    if session.trusted.recorded:
+        return None, session.trusted.drawn
+    problem = session.problem
+    path = cache_mod.inputs_file(session.trusted.cache_folder, problem.slug,
+                                 [problem.folder / "strategies.py", problem.folder / "problem.toml"],
+                                 problem.max_examples)
+    kept = cache_mod.load_inputs(path, problem.args) if path is not None else None
+    return path, None if kept is None else [problem.drawn_case(args) for args in kept]
+
+
+def draw_inputs(session: Session, path: Path | None, draws: tuple[int, int] | None = None) -> list[dict]:
+    """The inputs Hypothesis draws for the problem, the same every run (one seed), kept at ``path``."""
+    drawn: list[dict] = []
+    run_generated(session, [], collect=drawn, draws=draws)
+    if path is not None:
+        cache_mod.save_inputs(path, drawn)
+    return drawn
+
+
+def secret_draws(problem: Problem, options: Options) -> tuple[int, int] | None:
+    """(seed, how many) of the inputs only the instructor's verdicts use (half as many as the public ones),
+    or None where there are none (see :func:`grader.problem.problems.secret_seed`)."""
+    if options.secret_seed is None:
+        return None
+    return options.secret_seed, max(4, problem.max_examples // 2)
+
+
+def check_parameters(session: Session, verdict: Verdict, args: dict) -> None:
+    """The parameters are part of the answer: a tree that differs from the reference's (a parameter
+    missing, extra or misshaped) fails the run, even where the outputs happen to match."""
+    try:
+        found = session.params_diff(args)
+    except ReferenceError:
+        return
+    if found is None:
+        if session.tree_unseen:
+            verdict.checks.append(Check("parameters", Status.WARN, UNSEEN_PARAMETERS))
+        return
+    verdict.params_diff = found
+    differences = len(found) - 1  # after the sentence that introduces them
+    verdict.checks.append(Check("parameters", Status.FAIL if differences > 0 else Status.PASS,
+                                f"{differences} difference{'s' * (differences > 1)} from the statement's "
+                                f"parameter tree" if differences > 0 else "the parameter tree is the statement's"))
+    if differences > 0 and verdict.status == Status.PASS:
+        verdict.status = Status.FAIL
+        verdict.message = "every output matches, but your parameter tree differs from the one the statement pins"
+
+
+def grade(problem: Problem, learner_path: Path, options: Options | None = None,
+          cases: list[tuple[str, dict]] | None = None, extra=None, trusted: Trusted | None = None,
+          subject_key: str | None = None, fixed: bool = True, launch: Launch | None = None) -> Verdict:
+    """Grade ``learner_path``. ``cases`` replaces the fixed examples and skips generation (replays).
+
+    ``extra(session, verdict)``, when given, runs before the workers close (diagnosis).
+    ``trusted`` shares a reference worker between gradings; ``subject_key`` grades a trusted module
+    inside that worker instead of a learner's worker. ``launch`` says where the workers come from
+    (prepared early by the command line). ``fixed=False`` skips the fixed examples (``grade check``
+    uses it to show that the generated inputs alone catch a mistake).
+    """
+    options = options or Options()
+    started = time.monotonic()
+    session = Session(problem, learner_path, options, trusted, subject_key, launch)
+    verdict = Verdict(problem.slug, Status.PASS, "", isolation=session.isolation)
+    failures: list[Outcome] = []
+    broken: ReferenceError | None = None
+    try:
+        try:
+            cases_run = cases if cases is not None else [(ex.name, ex.args) for ex in problem.examples] if fixed else []
+            drawn: list[dict] = []
+            if cases is None:  # read before learner code starts, like everything trusted
+                path, kept = kept_inputs(session)
+            problem.properties()
+            session.load()
+            secret: list[dict] = []
+            hidden_draws = secret_draws(problem, options)
+            if cases is None:
+                drawn = kept if kept is not None else draw_inputs(session, path)
+                if hidden_draws is not None:  # drawn anew each run, kept nowhere
+                    secret = draw_inputs(session, None, hidden_draws)
+                drawn = session.drawn = drawn + secret
+            bad = None
+            session.prefetch([args for _, args in cases_run] + drawn)
+            for name, args in cases_run:
+                outcome = session.evaluate(name, args)
+                verdict.checks.append(Check(name, outcome.status, outcome.message))
+                if outcome.status != Status.PASS:
+                    bad = outcome
+                    break
+            if bad is None and cases is None:
+                # Hypothesis's inputs are known already: only if one fails does Hypothesis run again,
+                # drawing the same inputs (derandomised) up to that one, to shrink it.
+                cases_before, seen_before = session.cases, len(session.seen)
+                first = next((o for o in (session.evaluate("generated", args) for args in drawn)
+                              if o.status != Status.PASS), None)
+                if first is not None and session.trusted.recorded:
+                    bad = smallest_failing(session, first)
+                elif first is not None:
+                    session.cases = cases_before
+                    del session.seen[seen_before:]
+                    # Shrunk from the draws it came from: the public ones, or the instructor's own.
+                    digest = session.trusted.digest(first.args)
+                    from_secret = any(session.trusted.digest(a) == digest for a in secret)
+                    bad = run_generated(session, failures, draws=hidden_draws if from_secret else None)
+                    if bad is None:  # seen failing once, then not again: that is a failure too
+                        bad = first
+                        bad.message += DIFFERENT_ANSWER
+                        session.cases = max(session.cases, cases_before + len(drawn))
+                count = session.cases - len(cases_run)
+                verdict.checks.append(Check("generated inputs", bad.status if bad else Status.PASS,
+                                            bad.message if bad else f"{count} generated inputs match"
+                                            + MOVED_NOTE * problem.moves_parameters))
+        except StopGrading as stop:
+            bad = stop.outcome
+            verdict.checks.append(Check(bad.name, bad.status, bad.message))
+        except TrustedTimeout:
+            bad = session._out_of_time()
+            verdict.checks.append(Check(bad.name, bad.status, bad.message))
+        except ReferenceError as exc:
+            broken = exc
+        if broken is not None:
+            raise ProblemError(f"the problem is broken, not your code: {broken}")
+        if bad is not None:
+            verdict.status, verdict.message, verdict.counterexample = bad.status, bad.message, bad
+        else:
+            verdict.message = f"all {session.cases} cases match the reference"
+        if session.jit_error:
+            verdict.checks.append(Check("jit", Status.WARN, "your function did not run under jax.jit with its "
+                                        f"integer arguments static, so it was graded eagerly ({session.jit_error})"))
+        elif session.seen and options.jit:
+            verdict.checks.append(Check("jit", Status.PASS, "runs under jax.jit with its integer arguments static"))
+        session.cancel_pending()
+        probe = bad.args if bad is not None and bad.args else next(iter([a for _, a in cases_run] + drawn), None)
+        # A trusted module's tree is only asked for where it could change the verdict (`grade check`
+        # shows no more of a failing variant than its failure and its name).
+        wanted = (Status.PASS,) if session.shared else (Status.PASS, Status.FAIL, Status.ERROR)
+        if problem.parts() and session.learner_loaded and probe is not None and verdict.status in wanted:
+            check_parameters(session, verdict, probe)
+        if extra is not None and bad is not None:
+            try:
+                extra(session, verdict)
+            except (WorkerFailure, ReferenceError, StopGrading):
+                pass  # a diagnosis only: the verdict stands without it
+    finally:
+        verdict.examples_run = session.cases
+        verdict.output = session.close()
+        verdict.duration_s = round(time.monotonic() - started, 3)
+    return verdict

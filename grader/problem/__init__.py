@@ -1,0 +1,1 @@
+"""A checkout's problems: the problem model, case files, known-wrong variants."""

@@ -1,0 +1,1 @@
+"""A verdict as text and JSON, and in the formats of other platforms."""

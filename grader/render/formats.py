@@ -1,0 +1,312 @@
+"""Verdicts in the formats other platforms read: exercism's test-runner results and Gradescope's.
+
+Both functions are pure: the objects `grade <problem> --json` prints (:data:`grader.render.report.SCHEMA`) in,
+the platform's ``results.json`` object out; nothing is read, run or written here.
+
+- :func:`exercism`: exercism's test-runner interface, version 3. Each check of the verdict is a test, in
+  the verdict's order (the order the grader ran them). A kata is one task (its stub's TODO), so every
+  test links to task 1.
+- :func:`gradescope`: Gradescope's autograder results. Each problem is worth ``points``, all or nothing
+  on its verdict (the checks are not independent: a run stops at its first failure); its checks follow
+  it as 0-point entries, passed or failed, for feedback.
+
+Everything that came from learner code (printed output, exception messages) is shown as text: control
+characters written out (:func:`grader.render.report.shown`), and Gradescope told to show every string as plain
+text, never as HTML or Markdown.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from grader.render.report import HEADLINES, LINE_CAP, cap, shown
+from grader.core.verdict import Status
+
+EXERCISM_VERSION = 3
+OUTPUT_LIMIT = 500  # characters of a test's output, exercism's limit (the note included)
+TRUNCATED = "[Output was truncated. Please limit to 500 chars]"
+MESSAGE_LIMIT = 65535  # characters of exercism's top-level message
+TEST_CODE_LIMIT = 4000  # characters of a call written out with its arrays; longer ones keep the summary
+PRINTED_LINES = 40  # lines of printed output a Gradescope entry shows (the last ones)
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+ERRED = {Status.ERROR.value, Status.TIMEOUT.value, Status.NOT_STARTED.value}  # no value came back
+# The grader's own line between what the learner's two processes printed (grader.grading.engine): not the learner's.
+_SECOND_PROCESS = re.compile(r"^\[printed by a second process[^\]\n]*\]$\n?", re.MULTILINE)
+
+
+# -- exercism -------------------------------------------------------------------------------------------
+
+def exercism(verdict: dict, solution_dir: str | None = None) -> dict:
+    """exercism's ``results.json`` (version 3) for one verdict of ``grade <problem> --json``.
+
+    Statuses: a check that passed (or only warned) is ``pass``, one whose output was wrong is ``fail``,
+    and one where no value came back (an exception, a time limit, the untouched stub) is ``error``. The
+    run is ``pass`` for a PASS verdict, ``error`` (with ``message``) when every test errored or none ran
+    (the file does not load, the first call raises), else ``fail``. The test the run stopped at carries
+    the whole explanation as its ``message`` and the call as its ``test_code``; what the code printed,
+    cut to 500 characters, goes with it (the grader captures printing per run, not per test).
+    ``solution_dir`` (else the folder of the file an exception came from) is written ``<solution-dir>``
+    in messages, as exercism asks.
+    """
+    status = verdict.get("status")
+    checks = verdict.get("checks") or []
+    stop = _stopping_check(verdict)
+    tests = []
+    for i, check in enumerate(checks):
+        test = {"name": check["name"], "status": _exercism_status(check["status"]), "task_id": 1}
+        if i == stop:
+            test["message"] = describe(verdict, printed=False)
+            code = test_code(verdict)
+            if code:
+                test["test_code"] = code
+        elif check["status"] != Status.PASS.value:
+            test["message"] = _check_message(check)
+        tests.append(test)
+    printed = _printed(verdict.get("output") or "")
+    if printed and tests:
+        tests[stop if stop is not None else 0]["output"] = truncate_output(printed)
+    if status == Status.PASS.value:
+        overall = "pass"
+    elif all(t["status"] == "error" for t in tests):
+        overall = "error"
+    else:
+        overall = "fail"
+    results = {"version": EXERCISM_VERSION, "status": overall}
+    if overall == "error":
+        results["message"] = cap(describe(verdict), MESSAGE_LIMIT)
+    results["tests"] = tests
+    folder = solution_dir or _learner_folder(verdict)
+    return _relative(results, folder) if folder else results
+
+
+def _exercism_status(status: str) -> str:
+    if status in (Status.PASS.value, Status.WARN.value):
+        return "pass"
+    return "error" if status in ERRED else "fail"
+
+
+def truncate_output(text: str) -> str:
+    """``text`` within exercism's 500 characters: cut, with the note exercism asks for, where longer."""
+    text = text.strip()
+    if len(text) <= OUTPUT_LIMIT:
+        return text
+    return text[:OUTPUT_LIMIT - len(TRUNCATED) - 1] + "\n" + TRUNCATED
+
+
+def _learner_folder(verdict: dict) -> str | None:
+    error = (verdict.get("counterexample") or {}).get("error") or {}
+    path = error.get("file") or ""
+    return path.rsplit("/", 1)[0] if path.startswith("/") and "/" in path[1:] else None
+
+
+def _relative(value, folder: str):
+    if isinstance(value, str):
+        return value.replace(folder.rstrip("/") + "/", "<solution-dir>/")
+    if isinstance(value, dict):
+        return {k: _relative(v, folder) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_relative(v, folder) for v in value]
+    return value
+
+
+# -- Gradescope -----------------------------------------------------------------------------------------
+
+def gradescope(verdicts: list[dict], points: float = 1.0, *, visibility: str = "visible",
+               stdout_visibility: str = "hidden", execution_time: float | None = None) -> dict:
+    """Gradescope's ``results.json`` for the verdicts of one submission, one per problem.
+
+    Each problem is an entry worth ``points``: all of them for a PASS, none otherwise, its output the
+    verdict explained (what :func:`describe` writes); each of its checks follows as an entry worth 0,
+    ``passed`` or ``failed``. ``score`` is the sum (Gradescope takes the assignment's total from its own
+    settings: set the autograder's points to ``points`` times the number of problems). ``visibility``
+    applies to every entry; ``stdout_visibility`` to what ``run_autograder`` printed (the instructors'
+    log). ``execution_time`` defaults to the sum of the gradings' durations.
+    """
+    for name, value in (("visibility", visibility), ("stdout_visibility", stdout_visibility)):
+        if value not in VISIBILITIES:
+            raise ValueError(f"{name} must be one of {', '.join(VISIBILITIES)}, not {value!r}")
+    if not (isinstance(points, (int, float)) and math.isfinite(points) and points > 0):
+        raise ValueError(f"points must be a positive number, not {points!r}")
+    tests, lines, extra = [], [], {}
+    for verdict in verdicts:
+        slug, status = verdict.get("problem") or "?", verdict.get("status")
+        earned = float(points) if status == Status.PASS.value else 0.0
+        tests.append({"name": slug, "score": earned, "max_score": float(points),
+                      "status": "passed" if earned else "failed", "output": describe(verdict),
+                      "visibility": visibility})
+        for check in verdict.get("checks") or []:
+            ok = check["status"] in (Status.PASS.value, Status.WARN.value)
+            tests.append({"name": f"{slug}: {shown(check['name'], LINE_CAP)}", "score": 0.0, "max_score": 0.0,
+                          "status": "passed" if ok else "failed", "output": _check_message(check),
+                          "visibility": visibility})
+        lines.append(f"{slug}: {_headline(verdict)} ({_number(earned)}/{_number(points)})")
+        extra[slug] = {"status": status, "isolation": verdict.get("isolation"),
+                       "duration_s": verdict.get("duration_s")}
+    score = sum(t["score"] for t in tests)
+    if execution_time is None:
+        execution_time = sum(float(v.get("duration_s") or 0) for v in verdicts)
+    return {
+        "score": score,
+        "execution_time": round(execution_time, 2),
+        "output": "\n".join(lines + [f"Total: {_number(score)}/{_number(points * len(verdicts))}"]),
+        "output_format": "text",
+        "test_output_format": "text",
+        "test_name_format": "text",
+        "visibility": visibility,
+        "stdout_visibility": stdout_visibility,
+        "extra_data": {"problems": extra},
+        "tests": tests,
+    }
+
+
+def _number(x: float) -> str:
+    return f"{x:g}"
+
+
+def _headline(verdict: dict) -> str:
+    try:
+        headline = HEADLINES[Status(verdict.get("status"))]
+    except ValueError:
+        headline = str(verdict.get("status")).upper()
+    return f"{headline} - {shown(verdict.get('message') or '', LINE_CAP)}"
+
+
+# -- a problem nothing graded ---------------------------------------------------------------------------
+
+# -- the verdict as text --------------------------------------------------------------------------------
+
+def describe(verdict: dict, *, printed: bool = True) -> str:
+    """The verdict explained, as the text report does it from the JSON alone: the verdict line, the known
+    mistake or the diagnosis, the first wrong part and the parameter tree, the call that shows it with
+    its inputs, the expected and actual output or the traceback, broken properties and warnings, then
+    (where ``printed``) the end of what the code printed. No replay command: the learner who reads this
+    has no checkout to run it in."""
+    status = verdict.get("status")
+    lines = [_headline(verdict)]
+    if pitfall := verdict.get("pitfall"):
+        lines.append(f"Likely mistake ({pitfall['id']}): {pitfall['message']}")
+    if diagnosis := verdict.get("diagnosis"):
+        lines.append(f"Diagnosis: {shown(diagnosis['message'])}")
+    if part := verdict.get("first_wrong_part"):
+        lines += ["", f"First wrong part: {shown(part['path'], LINE_CAP) or 'the top-level module'}",
+                  f"  {shown(part['message'])}"]
+    if diff := verdict.get("params_diff"):
+        lines += [""] + [f"  {shown(line)}" for line in diff]
+    case = verdict.get("counterexample")
+    if case and status != Status.NOT_STARTED.value:
+        lines += _case_lines(case)
+    checks = verdict.get("checks") or []
+    broken = [f"Property broken ({shown(c['name'].removeprefix('property: '))}): {shown(c['message'])}"
+              for c in checks if c["status"] == Status.FAIL.value and c["name"].startswith("property: ")]
+    lines += [""] * bool(broken) + broken
+    lines += [line for c in checks if c["status"] == Status.WARN.value
+              for line in ("", f"Warning ({shown(c['name'])}): {shown(c['message'])}")]
+    text = _printed(verdict.get("output") or "").strip()
+    if printed and text:
+        said = shown(text, newlines=True).split("\n")
+        lines += ["", f"Your code printed ({len(said)} lines{', the last shown' * (len(said) > PRINTED_LINES)}):",
+                  *(f"  | {line}" for line in said[-PRINTED_LINES:])]
+    return "\n".join(lines)
+
+
+def _case_lines(case: dict) -> list[str]:
+    lines = ["", f"Called {shown(case['call'])}"]
+    for name, value in (case.get("inputs") or {}).items():
+        if _is_array(value):
+            lines += [f"  {name} {value['dtype']}{list(value['shape'])} =",
+                      *(f"    {row}" for row in _grid(value["data"], value["shape"], value["dtype"]))]
+    error = case.get("error") or {}
+    if error.get("traceback"):
+        lines += ["", *(f"  {line}" for line in shown(error["traceback"], newlines=True).split("\n"))]
+    elif case.get("diff"):
+        diff = case["diff"]
+        if case.get("expected") is not None:
+            lines += ["", f"Expected {tuple(case['expected_shape'])}:",
+                      *(f"  {row}" for row in _grid(case["expected"], case["expected_shape"]))]
+        if case.get("actual") is not None:
+            shape = case.get("actual_shape") or [len(case["actual"])]
+            lines += ["", f"Got {tuple(shape)}{' (the first values)' * bool(case.get('actual_truncated'))}:",
+                      *(f"  {row}" for row in _grid(case["actual"], shape))]
+        where = f"; the worst at index {tuple(diff['worst_index'])}" if diff.get("worst_index") else ""
+        lines += ["", f"{shown(diff['message'])}{where}."]
+    return lines
+
+
+def _is_array(value) -> bool:
+    return isinstance(value, dict) and {"dtype", "shape", "data"} <= set(value)
+
+
+def _grid(values: list, shape: list, dtype: str | None = None) -> list[str]:
+    """``values`` (flat, non-finite ones as strings) in their shape where they fill it, else flat; an
+    output's whole numbers written as such, as the text report does."""
+    import numpy as np
+
+    arr = np.array([float(v) if isinstance(v, str) else v for v in values], dtype=dtype)
+    whole = arr.dtype.kind == "f" and arr.size and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))
+    if dtype is None and whole and np.all(np.abs(arr) < 1e6):
+        arr = arr.astype(np.int64)  # bucket indices and the like, written as whole numbers
+    if math.prod(shape) == arr.size:
+        arr = arr.reshape(shape)
+    return np.array2string(arr, precision=6, threshold=200, max_line_width=100).split("\n")
+
+
+def _check_message(check: dict) -> str:
+    prefix = "Warning: " * (check["status"] == Status.WARN.value)
+    return prefix + shown(check["message"])
+
+
+def _stopping_check(verdict: dict) -> int | None:
+    """The index of the check the run stopped at (the counterexample's, else the first of the verdict's
+    own status), or None for a PASS."""
+    status, checks = verdict.get("status"), verdict.get("checks") or []
+    if status == Status.PASS.value:
+        return None
+    name = (verdict.get("counterexample") or {}).get("name")
+    for wanted in ((lambda c: c["name"] == name and c["status"] == status),
+                   (lambda c: c["status"] == status),
+                   (lambda c: c["status"] not in (Status.PASS.value, Status.WARN.value))):
+        found = next((i for i, c in enumerate(checks) if wanted(c)), None)
+        if found is not None:
+            return found
+    return None
+
+
+def _printed(output: str) -> str:
+    return _SECOND_PROCESS.sub("", output)
+
+
+# -- the call as code -----------------------------------------------------------------------------------
+
+def test_code(verdict: dict) -> str | None:
+    """The failing call as Python, arrays written out (``np.array([...], dtype=np.float32)``), where it
+    is short enough to read; else the call as the report summarises it."""
+    case = verdict.get("counterexample")
+    if not case or not case.get("call") or verdict.get("status") == Status.NOT_STARTED.value:
+        return None
+    inputs = case.get("inputs") or {}
+    function = case["call"].split("(", 1)[0]
+    code = f"{function}({', '.join(f'{name}={_literal(value)}' for name, value in inputs.items())})"
+    if any(_is_array(v) for v in inputs.values()):
+        code = "import numpy as np\n" + code
+    return code if len(code) <= TEST_CODE_LIMIT else case["call"]
+
+
+def _literal(value) -> str:
+    if _is_array(value):
+        import numpy as np
+
+        data = [float(v) if isinstance(v, str) else v for v in value["data"]]
+        fits = math.prod(value["shape"]) == len(data)
+        nested = np.array(data, dtype=object).reshape(value["shape"]).tolist() if fits else data
+        return f"np.array({_python(nested)}, dtype=np.{value['dtype']})"
+    return _python(value)
+
+
+def _python(value) -> str:
+    """``value`` as a Python literal; non-finite floats as ``float('nan')`` and the like."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float('{value}')"
+    if isinstance(value, list):
+        return "[" + ", ".join(_python(v) for v in value) + "]"
+    return repr(value)

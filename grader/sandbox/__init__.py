@@ -1,0 +1,1 @@
+"""Running code in workers: settings, protocol, isolation, pool, zygote, the worker and what it intercepts."""
