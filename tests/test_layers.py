@@ -84,3 +84,55 @@ def test_every_subcommand_names_a_function_that_exists():
     for name, command in cli.COMMANDS.items():
         module, function = getattr(command, "target", (cli.__name__, command.__name__))
         assert callable(getattr(importlib.import_module(module), function, None)), name
+
+
+def test_a_grader_frame_in_any_package_is_left_out_of_a_learners_traceback(tmp_path):
+    """The learner's traceback counts the grader's frames, from whichever package, as the grader's."""
+    import importlib.util
+
+    from grader.sandbox import moved, worker
+
+    path = tmp_path / "learner.py"
+    path.write_text("def f(through):\n    return through(lambda: g())\n\n\ndef g():\n    raise ValueError('bad')\n")
+    spec = importlib.util.spec_from_file_location("learner_module", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    try:
+        moved.observe(lambda: module.f(moved.observe))  # the learner's code, through grader.sandbox.moved
+    except ValueError as exc:
+        text = worker.learner_traceback(exc, str(path))
+    assert "1 frame in the grader left out" in text and "moved.py" not in text and str(PACKAGE) not in text, text
+
+
+def test_the_fingerprint_covers_every_package(tmp_path):
+    """A change to any grader source, in any package, is another fingerprint: nothing cached or kept from
+    before it (outputs, compiled programs, a zygote) is used after it."""
+    import importlib.util
+    import shutil
+
+    shutil.copytree(PACKAGE, tmp_path / "grader", ignore=shutil.ignore_patterns("__pycache__"))
+
+    def fingerprint() -> str:  # the copy's own fingerprint module, which hashes the copy
+        spec = importlib.util.spec_from_file_location("copied_fingerprint", tmp_path / "grader" / "sandbox" / "fingerprint.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.fingerprint()
+
+    before = fingerprint()
+    with open(tmp_path / "grader" / "explain" / "relations.py", "a") as f:
+        f.write("\n# a change in another package\n")
+    assert fingerprint() != before
+
+
+def test_every_module_the_grader_starts_by_name_exists():
+    """`python -m grader...` and `from grader... import` written in strings (the fallback worker start, the
+    zygote, Gradescope's scripts) name modules that exist."""
+    import re
+
+    modules = {module_name(p) for p in PACKAGE.rglob("*.py")}
+    named = set()
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text()
+        named |= set(re.findall(r'"-m", "(grader[\w.]*)"', text)) | set(re.findall(r"-m (grader[\w.]+)", text))
+        named |= {m for m in re.findall(r"from (grader[\w.]*) import", text)}
+    assert named and named <= modules | {"grader"}, sorted(named - modules)
