@@ -49,6 +49,8 @@ def cmd_grade(argv: list[str]) -> int:
     args.json = args.json or args.format == "json"
     if args.output is not None and args.format != "exercism":
         parser.error("--output goes with --format exercism")
+    if args.output is not None and not args.output.absolute().parent.is_dir():
+        parser.error(f"--output {args.output}: no folder {args.output.absolute().parent} to write it in")
     launch = None
     try:
         root = problems.find_root()
@@ -87,9 +89,13 @@ def cmd_grade(argv: list[str]) -> int:
                 raise problems.UsageError("--part needs the full checkout: a handout does not carry the "
                                           "reference's modules to run the part on")
             if args.part not in problem.parts():
+                import difflib
+
+                close = difflib.get_close_matches(args.part, problem.parts(), n=1, cutoff=0.6)
                 have = (f"its parts are {', '.join(problem.parts())}" if problem.parts()
                         else "it has no parts (no Flax module classes in its stub)")
-                raise problems.UsageError(f"{problem.slug} has no part named {args.part!r}: {have}")
+                guess = f"; did you mean {close[0]}?" if close else ""
+                raise problems.UsageError(f"{problem.slug} has no part named {args.part!r}{guess} ({have})")
     except (problems.UsageError, problems.ProblemError, ValueError, KeyError) as exc:
         if launch is not None:
             launch.close()
@@ -119,12 +125,16 @@ def cmd_grade(argv: list[str]) -> int:
         replay = report.replay_command(problem, saved, args.file)
     if args.file is None and cases is None and args.part is None:
         record_status(root, problem.slug, learner, verdict.status)
-    if exercism_output(args) is not None:
-        write_exercism(json.loads(report.to_json(problem, verdict, replay)), exercism_output(args))
     if args.json:
         print(report.to_json(problem, verdict, replay))
     else:
         print(report.to_text(problem, verdict, replay, colour=report.colour_wanted(sys.stdout)))
+    if exercism_output(args) is not None:
+        try:
+            write_exercism(json.loads(report.to_json(problem, verdict, replay)), exercism_output(args))
+        except OSError as exc:  # the verdict is printed above: only the file is missing
+            print(f"grade: could not write {exercism_output(args)}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_USAGE
     return EXIT_PASS if verdict.status == "pass" else EXIT_VERDICT
 
 
@@ -149,7 +159,10 @@ def usage_error(message: str, as_json: bool, problem: str | None = None, *, exer
         if as_json:
             print(report.usage_error_json(problem, message))
         if exercism is not None:
-            write_exercism(json.loads(report.usage_error_json(problem, message)), exercism)
+            try:
+                write_exercism(json.loads(report.usage_error_json(problem, message)), exercism)
+            except OSError as exc:
+                print(f"grade: could not write {exercism}: {exc.strerror or exc}", file=sys.stderr)
     return EXIT_USAGE
 
 
@@ -231,6 +244,11 @@ COMMANDS = {"list": cmd_list, "check": cmd_check, "new": cmd_new,
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        print("usage: grade <problem> [--file PATH] [--json] ...\n"
+              "grade: which problem? `grade next` names the first one you have not passed, `grade list` shows "
+              "them all, `grade --help` says more", file=sys.stderr)
+        return EXIT_USAGE
     try:
         if argv and argv[0] in COMMANDS:
             return COMMANDS[argv[0]](argv[1:])

@@ -1,5 +1,5 @@
-"""Exercism's and Gradescope's results made from real verdicts of the command line (grader/formats.py),
-and the Gradescope autograder (grader/gradescope.py): the zip `grade gradescope` writes, its setup.sh,
+"""Exercism's and Gradescope's results made from real verdicts of the command line (grader/render/formats.py),
+and the Gradescope autograder (grader/instructor/gradescope.py): the zip `grade gradescope` writes, its setup.sh,
 and its run_autograder run on a fake /autograder tree.
 
 Every grading here runs at once, in the background, as soon as the first test asks for one (the

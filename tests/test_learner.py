@@ -424,10 +424,15 @@ def test_colour_on_a_terminal_or_forced_none_when_piped_or_no_color(watched):
 
 # -- --format exercism --------------------------------------------------------------------------------------
 
+@pytest.mark.grading
 def test_format_exercism_writes_results_json(tmp_path):
-    if not (ROOT / "grader" / "formats.py").is_file():
-        pytest.skip("grader/formats.py (exercism's results) is not in this checkout yet")
     checkout = make_checkout(tmp_path / "checkout")
+    done = grade(checkout, "rel_shift", "--format", "exercism", "--output", str(tmp_path / "out" / "results.json"))
+    assert done.returncode == 2 and "no folder" in done.stderr and not (tmp_path / "out").exists()  # not made
+    (tmp_path / "out").mkdir()
+    done = grade(checkout, "rel_shift", "--format", "exercism", "--output", str(tmp_path / "out"))  # a folder there
+    assert done.returncode == 2 and "rel_shift: NOT STARTED" in done.stdout and "could not write" in done.stderr
+    assert "Traceback" not in done.stderr
     done = grade(checkout, "rel_shift", "--format", "exercism", "--output", str(tmp_path / "out" / "results.json"))
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert done.returncode == 1 and "rel_shift: NOT STARTED" in done.stdout
@@ -438,3 +443,25 @@ def test_format_exercism_writes_results_json(tmp_path):
     for conflicting in (["--json", "--format", "text"], ["--output", "r.json"]):
         done = grade(checkout, "rel_shift", *conflicting)
         assert done.returncode == 2 and ("do not go together" in done.stderr or "goes with" in done.stderr)
+
+
+@pytest.mark.grading
+def test_a_reset_problem_counts_as_not_passed_until_it_passes_again(tmp_path):
+    checkout = make_checkout(tmp_path)
+    target = stub(checkout, "rel_shift")
+    (checkout / ".grade" / "pristine").mkdir(parents=True)
+    (checkout / ".grade" / "pristine" / "rel_shift.py").write_text(target.read_text())
+    target.write_text(reference("rel_shift"))
+    assert grade(checkout, "rel_shift").returncode == 0
+    assert "1 of 10 passed" in grade(checkout, "list").stdout
+    assert grade(checkout, "reset", "rel_shift").returncode == 0
+    listed = grade(checkout, "list").stdout
+    assert "0 of 10 passed" in listed and state(checkout)["rel_shift"]["passed"] is False
+
+
+def test_grade_with_no_problem_says_how_to_find_one(capsys):
+    from grader import cli
+
+    assert cli.main([]) == 2
+    said = capsys.readouterr().err
+    assert "grade next" in said and "grade list" in said and "Traceback" not in said

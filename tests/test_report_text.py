@@ -369,3 +369,21 @@ def test_an_error_while_loading_the_file_shows_its_traceback_too(tmp_path, t5):
     assert f'    File "{path}", line 3, in <module>' in text.splitlines()
     assert any(LIBRARY_RUN.match(line[2:]) and "Python" in line for line in text.splitlines())
     assert "Called" not in text
+
+
+@pytest.mark.parametrize("count, header", [(1, "Your code printed 1 line:"), (20, "Your code printed 20 lines:"),
+                                           (21, "Your code printed 21 lines; the last 20:")])
+def test_what_the_code_printed_is_counted_as_it_is_shown(t5, count, header):
+    output = "\n".join(f"line {i}" for i in range(1, count + 1))
+    lines = report.to_text(t5, failing(t5, output=output), None).splitlines()
+    at = lines.index(header)
+    shown = [line for line in lines[at + 1:] if line.startswith("  | ")]
+    assert shown == [f"  | line {i}" for i in range(max(1, count - 19), count + 1)]
+    assert not any("jax.debug.print" in line for line in lines)
+
+
+def test_a_printed_tracer_comes_with_how_to_see_the_numbers(t5):
+    lines = report.to_text(t5, failing(t5, output="x = JitTracer(int32[2,2])\n"), None).splitlines()
+    at = lines.index("Your code printed 1 line:")
+    assert lines[at + 1] == "  | x = JitTracer(int32[2,2])"
+    assert "jax.debug.print" in lines[at + 2] and "--no-jit" in lines[at + 2]

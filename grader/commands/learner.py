@@ -257,6 +257,8 @@ def cmd_reset(argv: list[str]) -> int:
     from grader.core.files import write_text
 
     write_text(stub, pristine.decode("utf-8"))
+    # Starting over: the problem counts as not passed until the new file passes (`list`, `next`, progress).
+    update_entry(root, problem.slug, status="not_started", sha256=file_digest(stub), passed=False)
     kept = f"; your version is in {problems.relative(backup)}" if backup else ""
     print(f"{problems.relative(stub)} is the untouched stub again (from {source}){kept}.")
     return EXIT_OK

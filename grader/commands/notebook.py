@@ -589,7 +589,7 @@ def _sections(result: Result) -> dict:
 def to_text(result: Result) -> str:
     """The plain text report, in the order of `grade`'s: the verdict, what explains it, the case, the rest.
     Every piece that came from learner code is escaped as the command line escapes it."""
-    from grader.render.report import ISOLATION_NOTE, shown
+    from grader.render.report import ISOLATION_NOTE, printed_section, shown
 
     s = _sections(result)
     lines = [shown(s["headline"])]
@@ -620,9 +620,7 @@ def to_text(result: Result) -> str:
         lines += ["", *(f"Property broken ({shown(n)}): {shown(m)}" for n, m in s["properties"])]
     for name, message in s["warnings"]:
         lines += ["", f"Warning ({shown(name)}): {shown(message)}"]
-    if s["output"]:
-        printed = shown(s["output"], newlines=True).split("\n")
-        lines += ["", f"Your code printed ({len(printed)} lines):", *(f"  | {p}" for p in printed[-20:])]
+    lines += printed_section(s["output"])
     lines += _file_lines(result, s)
     if s["isolation"]:
         lines += ["", ISOLATION_NOTE]

@@ -737,7 +737,8 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
         if bad is not None:
             verdict.status, verdict.message, verdict.counterexample = bad.status, bad.message, bad
         else:
-            verdict.message = f"all {session.cases} cases match the reference"
+            verdict.message = (f"all {session.cases} cases match the reference" if session.cases != 1
+                               else "the 1 case matches the reference")
         if session.jit_error:
             verdict.checks.append(Check("jit", Status.WARN, "your function did not run under jax.jit with its "
                                         f"integer arguments static, so it was graded eagerly ({session.jit_error})"))

@@ -179,5 +179,6 @@ def main(argv: list[str]) -> int:
         return 2
     if tty:
         print("\r\x1b[K", end="", file=sys.stderr)
-    print(f"wrote {args.folder}: {len(slugs)} problem{'s' * (len(slugs) > 1)} without their solutions")
+    print(f"wrote {args.folder}: {len(slugs)} problem{'s' * (len(slugs) > 1)} without "
+          f"{'their solutions' if len(slugs) > 1 else 'its solution'}")
     return 0

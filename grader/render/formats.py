@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 
-from grader.render.report import HEADLINES, LINE_CAP, cap, shown
+from grader.render.report import HEADLINES, LINE_CAP, cap, printed_section, shown
 from grader.core.verdict import Status
 
 EXERCISM_VERSION = 3
@@ -202,11 +202,8 @@ def describe(verdict: dict, *, printed: bool = True) -> str:
     lines += [""] * bool(broken) + broken
     lines += [line for c in checks if c["status"] == Status.WARN.value
               for line in ("", f"Warning ({shown(c['name'])}): {shown(c['message'])}")]
-    text = _printed(verdict.get("output") or "").strip()
-    if printed and text:
-        said = shown(text, newlines=True).split("\n")
-        lines += ["", f"Your code printed ({len(said)} lines{', the last shown' * (len(said) > PRINTED_LINES)}):",
-                  *(f"  | {line}" for line in said[-PRINTED_LINES:])]
+    if printed:
+        lines += printed_section(_printed(verdict.get("output") or ""), PRINTED_LINES)
     return "\n".join(lines)
 
 

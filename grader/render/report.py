@@ -344,10 +344,7 @@ def to_text(problem: Problem, verdict: Verdict, replay: str | None, *, colour: b
     for check in verdict.checks:
         if check.status == Status.WARN:
             lines += ["", f"Warning ({shown(check.name)}): {shown(check.message)}"]
-    printed = shown(verdict.output, OUTPUT_CAP, newlines=True).strip()
-    if printed:
-        printed_lines = printed.split("\n")
-        lines += ["", f"Your code printed ({len(printed_lines)} lines):", *(f"  | {s}" for s in printed_lines[-20:])]
+    lines += printed_section(verdict.output)
     if replay:
         lines += ["", f"Replay just this case: {replay}"]
     if verdict.isolation == "none":
@@ -355,6 +352,27 @@ def to_text(problem: Problem, verdict: Verdict, replay: str | None, *, colour: b
     cases = "case" if verdict.examples_run == 1 else "cases"
     lines += [f"({verdict.examples_run} {cases} in {verdict.duration_s:.1f} s)"]
     return "\n".join(lines)
+
+
+PRINTED_SHOWN = 20  # lines of what the learner's code printed that a report shows (the last ones)
+TRACER = re.compile(r"\b(?:Jit|Jvp|Batch|Linearize|DynamicJaxpr)?Tracer\b|Traced<")
+
+
+def printed_section(output: str, shown_lines: int = PRINTED_SHOWN) -> list[str]:
+    """What the learner's code printed, as every report shows it: how many lines and which, the last
+    ``shown_lines``; where it printed a traced value, how to see the numbers instead."""
+    printed = shown(output or "", OUTPUT_CAP, newlines=True).strip()
+    if not printed:
+        return []
+    said = printed.split("\n")
+    count = f"{len(said)} line{'s' * (len(said) != 1)}"
+    head = (f"Your code printed {count}:" if len(said) <= shown_lines
+            else f"Your code printed {count}; the last {shown_lines}:")
+    lines = ["", head, *(f"  | {line}" for line in said[-shown_lines:])]
+    if TRACER.search(printed):
+        lines += ["(Inside jax.jit, print shows a traced value, not numbers: use jax.debug.print(\"{}\", x), or grade "
+                  "with --no-jit to run your function eagerly.)"]
+    return lines
 
 
 def _traceback_lines(traceback: str) -> list[str]:
