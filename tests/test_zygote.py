@@ -40,20 +40,31 @@ def wait_until(condition, seconds: float = 10.0) -> None:
         time.sleep(0.05)
 
 
-def zygotes(folder: Path) -> list[int]:
+def zygotes(folder: Path, settle: float = 5.0) -> list[int]:
     """Pids of the processes a run with this cache folder left behind (a zygote is forked from the
-    command or started afresh, so it is known by the environment it started with, not its command line)."""
+    command or started afresh, so it is known by the environment it started with, not its command line).
+    A process forked from one of them (a monitor still ending, on a loaded machine) is waited for, up to
+    ``settle`` seconds; one still there then is counted: something the run left."""
     marker = f"GRADE_CACHE_DIR={folder}".encode()
-    pids = []
-    for entry in Path("/proc").iterdir():
-        try:
-            environ = (entry / "environ").read_bytes().split(b"\0")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker in environ and state != "Z":
-            pids.append(int(entry.name))
-    return sorted(pids)
+
+    def listed() -> dict[int, int]:
+        found = {}
+        for entry in Path("/proc").iterdir():
+            try:
+                environ = (entry / "environ").read_bytes().split(b"\0")
+                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if marker in environ and stat[0] != "Z":
+                found[int(entry.name)] = int(stat[1])  # its parent
+        return found
+
+    deadline = time.monotonic() + settle
+    found = listed()
+    while any(parent in found for parent in found.values()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        found = listed()
+    return sorted(found)
 
 
 @pytest.fixture
