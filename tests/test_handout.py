@@ -52,6 +52,9 @@ def test_a_handout_has_no_solutions_and_nothing_to_read_one_from(copy):
     with np.load(copy / "problems" / SLUG / handout.RECORD, allow_pickle=False) as data:  # arrays only, no pickle
         assert "meta" in data.files and all(data[name].dtype != object for name in data.files)
     assert (copy / ".grade" / "pristine" / f"{SLUG}.py").read_text() == stub
+    # what its pyproject.toml names, and a learner's repository of it leaves their environment out
+    assert (copy / "README.md").read_text() == (copy / "HANDOUT.md").read_text()
+    assert ".venv/" in (copy / ".gitignore").read_text().splitlines()
 
 
 def test_the_handout_gives_the_checkout_s_verdicts(copy):

@@ -387,3 +387,37 @@ def test_a_printed_tracer_comes_with_how_to_see_the_numbers(t5):
     at = lines.index("Your code printed 1 line:")
     assert lines[at + 1] == "  | x = JitTracer(int32[2,2])"
     assert "jax.debug.print" in lines[at + 2] and "--no-jit" in lines[at + 2]
+
+
+def test_a_grader_frame_in_any_package_is_left_out_of_a_learners_traceback(tmp_path):
+    """The learner's traceback counts the grader's frames, from whichever package, as the grader's."""
+    import importlib.util
+
+    from grader.sandbox import moved, worker
+
+    path = tmp_path / "learner.py"
+    path.write_text("def f(through):\n    return through(lambda: g())\n\n\ndef g():\n    raise ValueError('bad')\n")
+    spec = importlib.util.spec_from_file_location("learner_module", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    try:
+        moved.observe(lambda: module.f(moved.observe))  # the learner's code, through grader.sandbox.moved
+    except ValueError as exc:
+        text = worker.learner_traceback(exc, str(path))
+    assert "1 frame in the grader left out" in text and "moved.py" not in text and str(ROOT / "grader") not in text, text
+
+
+def test_a_syntax_error_is_said_once_with_no_grader_frame(tmp_path):
+    """Loading a file that does not parse: the message gives the error without its location (the report
+    gives that beside it), and the traceback starts at the learner's file, not in the worker's package."""
+    import numpy as np
+
+    from grader.sandbox import worker
+
+    path = tmp_path / "rel_shift.py"
+    source = b"def rel_shift(seed, x):\n    return x +\n"
+    reply, _ = worker.load({"path": str(path), "entry": "rel_shift", "key": "k"}, [np.frombuffer(source, np.uint8)])
+    error = reply["error"]
+    assert (error["type"], error["message"], error["line"]) == ("SyntaxError", "invalid syntax", 2)
+    assert error["traceback"].splitlines()[0].strip() == f'File "{path}", line 2', error["traceback"]
+    assert "worker.py" not in error["traceback"]

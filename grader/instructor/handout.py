@@ -134,6 +134,10 @@ Problems: {slugs}
 """
 
 
+# What a learner's own repository of the handout leaves out: the environment, caches, compiled files.
+GITIGNORE = ".venv/\n__pycache__/\n.grade/cache/\n.hypothesis/\n"
+
+
 def write(root: Path, out: Path, slugs: list[str], say=lambda text: None) -> None:
     """Write the handout of ``slugs`` from the checkout ``root`` into the new folder ``out``."""
     staging = out.with_name(out.name + ".partial")
@@ -151,7 +155,10 @@ def write(root: Path, out: Path, slugs: list[str], say=lambda text: None) -> Non
         pristine = staging / ".grade" / "pristine"
         pristine.mkdir(parents=True, exist_ok=True)
         shutil.copy2(problem.stub, pristine / problem.stub.name)
-    (staging / MARKER).write_text(HANDOUT_TEXT.format(first=slugs[0], slugs=", ".join(slugs)))
+    text = HANDOUT_TEXT.format(first=slugs[0], slugs=", ".join(slugs))
+    (staging / MARKER).write_text(text)
+    (staging / "README.md").write_text(text)  # the one pyproject.toml names
+    (staging / ".gitignore").write_text(GITIGNORE)
     staging.rename(out)
 
 

@@ -382,7 +382,9 @@ def describe(exc: BaseException, path: str, during: str) -> dict:
         if os.path.realpath(tb.tb_frame.f_code.co_filename) == real:
             line = tb.tb_lineno
         tb = tb.tb_next
-    return {"kind": kind, "type": type(exc).__name__, "message": first_line(exc) or type(exc).__name__,
+    # A SyntaxError's own text ends in its location, which the report gives beside the message already.
+    message = exc.msg if isinstance(exc, SyntaxError) and exc.msg else first_line(exc)
+    return {"kind": kind, "type": type(exc).__name__, "message": message or type(exc).__name__,
             "file": file, "line": line, "during": during, "traceback": learner_traceback(exc, path)}
 
 
@@ -463,7 +465,7 @@ def learner_traceback(exc: BaseException, path: str) -> str:
     stacks = []
     for e in chain:
         stack = traceback.extract_tb(e.__traceback__)
-        while stack and os.path.dirname(os.path.abspath(stack[0].filename)) == here:
+        while stack and os.path.abspath(stack[0].filename).startswith(here + os.sep):
             stack.pop(0)
         stacks.append(stack)
     resolved = functools.cache(os.path.realpath)  # a recursion has a thousand frames of one file
