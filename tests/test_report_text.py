@@ -421,3 +421,17 @@ def test_a_syntax_error_is_said_once_with_no_grader_frame(tmp_path):
     assert (error["type"], error["message"], error["line"]) == ("SyntaxError", "invalid syntax", 2)
     assert error["traceback"].splitlines()[0].strip() == f'File "{path}", line 2', error["traceback"]
     assert "worker.py" not in error["traceback"]
+
+
+def test_a_three_dimensional_output_says_which_other_slices_are_wrong(t5):
+    """The grids show one slice of a 3-D output; the report says which others have wrong values too."""
+    expected = np.zeros((4, 2, 3), np.float32)
+    actual = expected.copy()
+    actual[1, 0, 0], actual[3, 1, 2] = 1.0, 5.0
+    c = compare(expected_flat=expected.reshape(-1), natural_shape=expected.shape, dtype="float32",
+                result={"type": "array"}, spec={"dtype": "float32", "shape": [24]}, actual=actual.reshape(-1),
+                exact=False, rtol=1e-5, atol=1e-6)
+    outcome = Outcome("generated", t5.examples[0].args, Status.FAIL, c.message, comparison=c, actual=actual)
+    lines = report.to_text(t5, Verdict(t5.slug, Status.FAIL, c.message, counterexample=outcome), None).splitlines()
+    assert "  slice [3, :, :]" in lines  # the worst
+    assert "Slices with wrong values: 2 of 4 ([1, :, :], [3, :, :]); the grids above show [3, :, :]." in lines

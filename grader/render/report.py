@@ -415,6 +415,13 @@ def _comparison_text(problem: Problem, outcome: Outcome) -> list[str]:
         e, a = c.expected[c.worst], c.actual[c.worst]
         summary.append(f"worst at {_index_text(problem, c.worst)} (expected {e:.7g}, got {a:.7g})")
     lines += ["", "; ".join(summary) + "."]
+    if c.mismatch is not None and c.mismatch.ndim > 2:  # the grids show one slice: say where else it is wrong
+        lead = c.mismatch.ndim - 2
+        wrong = sorted({tuple(int(i) for i in index[:lead]) for index in np.argwhere(c.mismatch)})
+        total = int(np.prod(c.mismatch.shape[:lead]))
+        named = ", ".join(f"[{', '.join(map(str, w))}, :, :]" for w in wrong[:8]) + (", ..." if len(wrong) > 8 else "")
+        lines += [f"Slices with wrong values: {len(wrong)} of {total} ({named}); the grids above show "
+                  f"[{', '.join(map(str, focus[:lead]))}, :, :]."]
     if c.stage == "values":
         tol = "exact match required" if problem.exact else f"tolerance |actual - expected| <= {problem.atol:g} + {problem.rtol:g}·|expected|"
         rel = (f"{c.max_rel:.3g}" if math.isfinite(c.max_rel)
