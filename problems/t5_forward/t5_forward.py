@@ -3,7 +3,11 @@
 The module tree (names, shapes, initialisers) is fixed in each `setup()` and named after
 Hugging Face's T5 modules, so that a PyTorch T5 state dict maps onto it one to one. Flax
 derives every parameter's random key from its path, so keep the tree as given.
-Your task: write `relative_position_bucket` and the ten `__call__` bodies marked TODO.
+What earlier katas taught comes given, complete: the buckets, T5's LayerNorm, the bias
+module, attention and the feed-forward. Read them: your code calls them.
+Your task: write the six `__call__` bodies marked TODO, what is new here: the three
+pre-norm residual sublayers, the block, the stack (one bias shared by every block, the
+causal mask) and the model (one embedding, the tied head with its rescale).
 The entry function at the bottom is already wired (parameters from the seed, apply,
 flatten); leave it as it is.
 """
@@ -41,12 +45,21 @@ def relative_position_bucket(relative_position, bidirectional, num_buckets, max_
     Returns:
         (T_q, T_k) integer array of bucket indices in [0, num_buckets).
     """
-    # TODO: bidirectional: nb = num_buckets // 2 buckets per direction, keys after the
-    # query (j > i) moved up by nb, size |j - i|. One-directional: nb = num_buckets, no
-    # offset, size max(i - j, 0). Then sizes below nb // 2 are their own bucket; larger
-    # sizes go to nb // 2 + floor((nb - nb // 2) * log(size / (nb // 2)) / log(max_distance
-    # / (nb // 2))), capped at nb - 1. Keep log(0) out of the computation.
-    raise NotImplementedError
+    if bidirectional:
+        nb = num_buckets // 2  # buckets per direction
+        offset = np.where(relative_position > 0, nb, 0)  # keys after the query: upper half
+        size = np.abs(relative_position)
+    else:
+        nb = num_buckets
+        offset = np.zeros_like(relative_position)
+        size = np.maximum(-relative_position, 0)  # keys after the query count as size 0
+    max_exact = nb // 2
+    # log(size / max_exact) for size >= max_exact; the small sizes take the other branch
+    # below, so raising them to max_exact only keeps log(0) out of the computation.
+    log_ratio = np.log(np.maximum(size, max_exact) / max_exact)
+    scaled = log_ratio / math.log(max_distance / max_exact) * (nb - max_exact)  # (T_q, T_k)
+    large = np.minimum(max_exact + scaled.astype(np.int64), nb - 1)  # floor, then cap
+    return (offset + np.where(size < max_exact, size, large)).astype(np.int32)
 
 
 class T5LayerNorm(nn.Module):
@@ -72,9 +85,8 @@ class T5LayerNorm(nn.Module):
         Returns:
             (T, D) float32: weight * x / sqrt(mean(x**2, last axis) + eps).
         """
-        # TODO: divide each row by its root mean square (eps inside the square root),
-        # then multiply by self.weight. No mean subtraction, no bias.
-        raise NotImplementedError
+        mean_square = jnp.mean(x * x, axis=-1, keepdims=True)  # (T, 1)
+        return self.weight * (x * jax.lax.rsqrt(mean_square + self.eps))
 
 
 class T5RelativePositionBias(nn.Module):
@@ -107,10 +119,14 @@ class T5RelativePositionBias(nn.Module):
         Returns:
             (H, T_q, T_k) float32: [h, i, j] = embedding[bucket of j - i, h].
         """
-        # TODO: the (T_q, T_k) offsets j - i (NumPy will do: the lengths are Python ints),
-        # their buckets (relative_position_bucket with this module's attributes), the table
-        # rows they pick, heads moved to the front.
-        raise NotImplementedError
+        query_pos = np.arange(query_length)  # (T_q,)
+        key_pos = np.arange(key_length)  # (T_k,)
+        relative_position = key_pos[None, :] - query_pos[:, None]  # (T_q, T_k), j - i
+        buckets = relative_position_bucket(
+            relative_position, self.bidirectional, self.num_buckets, self.max_distance
+        )  # (T_q, T_k)
+        values = self.embedding[buckets]  # (T_q, T_k, H)
+        return values.transpose(2, 0, 1)  # (H, T_q, T_k)
 
 
 class T5Attention(nn.Module):
@@ -162,11 +178,21 @@ class T5Attention(nn.Module):
         Returns:
             (T_q, D) float32.
         """
-        # TODO: project x to queries and context to keys and values, split D into
-        # num_heads heads of D // num_heads, scores q . k WITHOUT any scaling, plus
-        # position_bias when given, hide the masked-out keys, softmax over the keys, merge
-        # the heads, apply self.o.
-        raise NotImplementedError
+        T_q, T_k = x.shape[0], context.shape[0]
+        H = self.num_heads
+        hd = self.d_model // H
+        q = self.q(x).reshape(T_q, H, hd).transpose(1, 0, 2)  # (H, T_q, hd)
+        k = self.k(context).reshape(T_k, H, hd).transpose(1, 0, 2)  # (H, T_k, hd)
+        v = self.v(context).reshape(T_k, H, hd).transpose(1, 0, 2)  # (H, T_k, hd)
+        scores = q @ k.transpose(0, 2, 1)  # (H, T_q, T_k); T5 does not scale the scores
+        if position_bias is not None:
+            scores = scores + position_bias
+        if mask is not None:
+            scores = jnp.where(mask[None, :, :], scores, MASK_VALUE)
+        weights = jax.nn.softmax(scores, axis=-1)  # each query's weights sum to 1
+        heads = weights @ v  # (H, T_q, hd)
+        merged = heads.transpose(1, 0, 2).reshape(T_q, self.d_model)  # (T_q, D)
+        return self.o(merged)
 
 
 class T5DenseReluDense(nn.Module):
@@ -193,8 +219,7 @@ class T5DenseReluDense(nn.Module):
         Returns:
             (T, D) float32.
         """
-        # TODO: self.wi, ReLU, self.wo.
-        raise NotImplementedError
+        return self.wo(nn.relu(self.wi(x)))
 
 
 class T5LayerSelfAttention(nn.Module):
