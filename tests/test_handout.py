@@ -123,3 +123,11 @@ def test_a_record_edited_to_other_answers_is_a_broken_problem_not_a_pass(copy, t
     np.savez(record, **arrays)
     done = cli(SLUG, "--file", str(ROOT / "solutions" / SLUG / f"{SLUG}.py"), cwd=edited)
     assert done.returncode == 2 and "does not give the output the statement prints" in done.stderr
+
+
+def test_a_statement_that_suggests_part_says_what_a_handout_does_instead(copy):
+    for slug in ("t5_attention", "t5_forward"):
+        carried = handout.handout_statement((ROOT / "problems" / slug / "README.md").read_text())
+        assert carried.rstrip().endswith(handout.HANDOUT_PART_NOTE), slug
+    statement = (ROOT / "problems" / SLUG / "README.md").read_text()  # nothing of the kind in it
+    assert (copy / "problems" / SLUG / "README.md").read_text() == handout.handout_statement(statement) == statement

@@ -349,6 +349,21 @@ def test_a_handout_says_the_solution_is_not_in_this_copy(tmp_path):
 
 
 @pytest.mark.grading
+def test_a_hint_that_suggests_part_says_what_a_handout_does_instead(tmp_path):
+    checkout = make_checkout(tmp_path)
+    shutil.rmtree(checkout / "solutions")
+    (checkout / "HANDOUT.md").write_text("the katas\n")
+    (checkout / "problems" / "t5_attention" / "recorded.npz").write_bytes(b"")  # hints do not read it
+    done = grade(checkout, "hint", "t5_attention")  # its first hint suggests --part
+    assert done.returncode == 0 and "--part" in done.stdout
+    assert " ".join(done.stdout.split()).count("In this handout, --part and the report's first wrong part are not "
+                                                "available") == 1
+    (checkout / "HANDOUT.md").unlink()  # the same hint in a full checkout (solutions aside) says nothing of it
+    (checkout / "solutions").mkdir()
+    assert "In this handout" not in grade(checkout, "hint", "t5_attention", "--reset").stdout
+
+
+@pytest.mark.grading
 def test_next_names_the_first_problem_not_passed(watched, tmp_path):
     checkout, _ = watched
     done = grade(checkout, "next")

@@ -201,6 +201,8 @@ def cmd_hint(argv: list[str]) -> int:
         update_entry(root, problem.slug, hints=0)
         print(f"Hints for {problem.slug} start again from the first; `{_command('hint', problem.slug)}` shows it.")
         return EXIT_OK
+    if problem.handout:  # what a hint suggests must work here
+        hints = [f"{text}\n\n{HANDOUT_PART_NOTE}" if "--part" in text else text for text in hints]
     seen = load_state(root).get(problem.slug, {}).get("hints", 0)
     seen = seen if isinstance(seen, int) and seen >= 0 else 0
     if seen >= len(hints):
@@ -217,6 +219,11 @@ def cmd_hint(argv: list[str]) -> int:
     else:
         print("\nThat was the last hint.")
     return EXIT_OK
+
+
+HANDOUT_PART_NOTE = ("In this handout, --part and the report's first wrong part are not available: they run the "
+                     "reference's own modules, which a handout does not carry. The whole model is graded, and a "
+                     "failure shows the call and the output that differ.")
 
 
 def _hint_text(text: str) -> str:

@@ -32,6 +32,7 @@ from grader.core import kinds
 from grader.problem import problems
 from grader.problem.problems import Problem
 from grader.grading.recorded import FORMAT, RECORD, case_size
+from grader.commands.learner import HANDOUT_PART_NOTE
 
 POOL_DRAWS = 4  # the pool draws this many times the problem's max_examples (before duplicates go)
 MARKER = "HANDOUT.md"  # at a handout's root: problems/ without solutions/ is a checkout there
@@ -134,6 +135,14 @@ Problems: {slugs}
 """
 
 
+def handout_statement(text: str) -> str:
+    """A statement as a handout carries it: where it suggests what needs the reference's modules (`--part`,
+    the first wrong part), it says what the handout does instead."""
+    if "--part" in text or "first wrong part" in text:
+        return text.rstrip("\n") + f"\n\n> {HANDOUT_PART_NOTE}\n"
+    return text
+
+
 # What a learner's own repository of the handout leaves out: the environment, caches, compiled files.
 GITIGNORE = ".venv/\n__pycache__/\n.grade/cache/\n.hypothesis/\n"
 
@@ -150,6 +159,8 @@ def write(root: Path, out: Path, slugs: list[str], say=lambda text: None) -> Non
     for slug in slugs:
         problem = problems.load(root, slug)
         shutil.copytree(problem.folder, staging / "problems" / slug, ignore=ignore)
+        statement = staging / "problems" / slug / "README.md"
+        statement.write_text(handout_statement(statement.read_text()))
         arrays = record(problem, say)
         np.savez_compressed(staging / "problems" / slug / RECORD, **arrays)
         pristine = staging / ".grade" / "pristine"
