@@ -376,3 +376,18 @@ def test_a_broken_strategy_ends_the_checks_before_anything_is_graded(checking):
     assert not {r.item: r for r in rows}["strategy"].ok
     assert (rows[-1].item, rows[-1].detail) == ("remaining checks", "skipped the remaining checks of "
                                                 "t5_relative_pos: the strategy check failed above")
+
+
+@pytest.mark.grading
+def test_a_replay_shows_what_its_own_case_printed(grade, tmp_path):
+    """Naming the mistake runs the learner's code on further inputs; a replay leaves out what those printed."""
+    problem = problems.load(ROOT, "rel_shift")
+    source = problem.variants("pitfalls")["drops_last_row"].read_text()
+    learner = tmp_path / "rel_shift.py"
+    learner.write_text(source.replace("def rel_shift(seed, x):", "def rel_shift(seed, x):\n    print('CASE', x.shape)", 1))
+    code, out, _ = grade("rel_shift", "--file", learner)
+    assert code == 1 and "Likely mistake (drops_last_row)" in out and out.count("  | CASE") > 1
+    replay = out.split("--replay ")[1].split()[0]
+    code, out, _ = grade("rel_shift", "--file", learner, "--replay", replay)
+    assert code == 1 and "Likely mistake (drops_last_row)" in out  # still named
+    assert out.count("  | CASE") == 1 and "a replay shows its own case's" in out

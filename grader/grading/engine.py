@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,8 @@ UNSEEN_PARAMETERS = ("your code creates no parameters the grader can see (it loo
                      "from their initial values could check them; create them as the stub does")
 
 MOVED_NOTE = ", each run with every parameter moved from its initial value"
+REPLAY_LEFT_OUT = ("[what your code printed on the further inputs the grader ran to explain the failure is left "
+                   "out: a replay shows its own case's]\n")
 VALUES_BYTES = 64 << 20  # the most a learner's initial parameter values may take where the reference has none
 
 
@@ -130,6 +133,7 @@ class Session:
         self.drawn: list[dict] = []  # the inputs Hypothesis draws for this problem
         self.learner_loaded = subject_key is not None
         self.tree_unseen = False  # the reference creates parameters, and the graded module none that Flax makes
+        self.output_mark: str | None = None  # where the printed output stops being the graded case's
         self.values_asked: dict | None = None  # the reference's initial parameters, while the learner's are due
         self.values_found: tuple[dict, dict] | None = None
         if subject_key is None:
@@ -461,12 +465,28 @@ class Session:
         found, self.values_found = self.values_found, None
         return found
 
+    def mark_output(self) -> None:
+        """From here on, what the learner's code prints is not the graded case's: a mark in its output says
+        where that begins (:meth:`close` leaves the rest out). Nothing is marked where the worker fails."""
+        token = f"\n[grader mark {secrets.token_hex(16)}]\n"
+        try:
+            self.learner.request({"op": "mark", "text": token})
+            self._receive(0, "mark")
+            self.output_mark = token
+        except WorkerFailure:
+            pass
+
     def close(self) -> str:
-        """End the learner's worker (not a shared one); the learner's printed output."""
+        """End the learner's worker (not a shared one); the learner's printed output (up to the mark, where
+        :meth:`mark_output` made one)."""
         printed = ""
         if not self.shared:
             self.learner.close()
             printed = self.learner.output.text()
+            if self.output_mark is not None and self.output_mark in printed:
+                printed, _, later = printed.partition(self.output_mark)
+                if later.strip():
+                    printed += ("" if printed.endswith("\n") or not printed else "\n") + REPLAY_LEFT_OUT
             if self.second is not None:
                 self.second.close()
                 if self.second.output.text().strip():
@@ -752,6 +772,8 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
         if problem.parts() and session.learner_loaded and probe is not None and verdict.status in wanted:
             check_parameters(session, verdict, probe)
         if extra is not None and bad is not None:
+            if cases is not None and not session.shared:  # a replay shows what its own case printed
+                session.mark_output()
             try:
                 extra(session, verdict)
             except (WorkerFailure, ReferenceError, StopGrading):

@@ -176,13 +176,13 @@ def _text(value, what: str, optional: bool = False) -> str | None:
 
 def parse_reply(header: dict, arrays: list, expect: str) -> Reply:
     """Check one reply against the schema in the module's docstring: ``expect`` is what the request
-    asked for: "ready", "loaded", "result", "params", "calls", or "cancel" (a result or the end of a
-    cancelled batch)."""
+    asked for: "ready", "loaded", "result", "params", "calls", "mark", or "cancel" (a result or the end
+    of a cancelled batch)."""
     op = header.get("op")
     if op is not None:
         if (op, expect) == ("ready", "ready"):
             return Reply(ok=True, op=op, backend=_text(header.get("backend"), "backend"))
-        if (op, expect) == ("cancelled", "cancel"):
+        if (op, expect) in (("cancelled", "cancel"), ("marked", "mark")):
             return Reply(ok=True, op=op)
         raise ProtocolError(f"a reply {str(op)[:50]!r} where a {expect!r} reply was due")
     ok = header.get("ok")

@@ -21,6 +21,8 @@ grader drains and truncates. Requests:
   classes, recorded (trusted modules only; see :mod:`grader.sandbox.intercept`).
 - ``{"op": "part", "key", "cls", "fields", "args", "kwargs", "variables", "max_bytes"}``: one module class
   of the file applied alone to recorded variables and arguments; answered like a call.
+- ``{"op": "mark", "text"}``: write ``text`` to the printed output after all printed so far; the grader
+  finds where its later requests' output begins (a replay shows only its own case's).
 - ``{"op": "quit"}``.
 """
 
@@ -67,6 +69,15 @@ def serve(req_fd: int, resp_fd: int, cache_dir: str) -> None:
             os._exit(0)
         if op == "cancel":  # arrived after the batch it meant to stop had finished
             protocol.write_message(resp_fd, {"op": "cancelled"})
+            continue
+        if op == "mark":  # a line in the printed output, after everything printed so far
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+            os.write(1, str(header.get("text", ""))[:200].encode())
+            protocol.write_message(resp_fd, {"op": "marked"})
             continue
         if op == "batch":
             for reply, payloads in batch(header, arrays, lambda: cancelled(req_fd)):
