@@ -2,15 +2,18 @@
 
 The modules keep the reference's setup() (it fixes the parameters); their bodies only touch
 every submodule so that init creates every parameter. The maths is the numpy code below.
-"""
+
+The parts written alike are the reference's (subclassed below, each with only what it writes
+differently), so that the module tree is declared once."""
 
 import jax
 import numpy as np
 import jax.numpy as jnp
-import flax.linen as nn
 
-# Replaces the score of a key that a query may not see: softmax then gives it weight 0.
-MASK_VALUE = jnp.finfo(jnp.float32).min
+from grader.variant import override, reference_of
+
+reference = reference_of(__file__)
+MASK_VALUE = reference.MASK_VALUE
 
 
 def relative_position_bucket(relative_position, bidirectional, num_buckets, max_distance):
@@ -50,80 +53,22 @@ def relative_position_bucket(relative_position, bidirectional, num_buckets, max_
     return bucket + np.where(n < max_exact, n, large)
 
 
-class T5LayerNorm(nn.Module):
-    """T5's layer norm (RMSNorm): scales each row by its root mean square, no centring.
-
-    Attributes:
-        d_model: size D of the last axis.
-        eps: added to the mean square before the square root.
-    """
-
-    d_model: int
-    eps: float = 1e-6
-
-    def setup(self):
-        self.weight = self.param("weight", nn.initializers.ones, (self.d_model,))  # (D,)
+class T5LayerNorm(reference.T5LayerNorm):
+    """T5's layer norm (RMSNorm): scales each row by its root mean square, no centring."""
 
     def __call__(self, x):
         return x * self.weight
 
 
-class T5RelativePositionBias(nn.Module):
-    """The learned relative position bias: one scalar per bucket and head.
-
-    Attributes:
-        num_buckets: N, rows of the table.
-        num_heads: H, columns of the table.
-        bidirectional: True in the encoder, False in the decoder.
-        max_distance: where the log-spaced buckets stop growing.
-    """
-
-    num_buckets: int
-    num_heads: int
-    bidirectional: bool
-    max_distance: int
-
-    def setup(self):
-        self.embedding = self.param(
-            "embedding", nn.initializers.normal(stddev=1.0), (self.num_buckets, self.num_heads)
-        )  # (N, H), standard normal
+class T5RelativePositionBias(reference.T5RelativePositionBias):
+    """The learned relative position bias: one scalar per bucket and head."""
 
     def __call__(self, query_length, key_length):
         return self.embedding
 
 
-class T5Attention(nn.Module):
-    """Multi-head attention without score scaling, with an optional position bias.
-
-    Attributes:
-        d_model: model width D; every projection maps D -> D.
-        num_heads: number of heads H; D must be divisible by H.
-        has_relative_attention_bias: whether this attention owns its stack's bias table
-            (only the first block's self-attention does).
-        bidirectional: which buckets the table uses (True in the encoder).
-        num_buckets: N, rows of the bias table.
-        max_distance: the bias table's max_distance.
-    """
-
-    d_model: int
-    num_heads: int
-    has_relative_attention_bias: bool = False
-    bidirectional: bool = True
-    num_buckets: int = 32
-    max_distance: int = 128
-
-    def setup(self):
-        self.q = nn.Dense(self.d_model, use_bias=False)  # kernel (D, D)
-        self.k = nn.Dense(self.d_model, use_bias=False)  # kernel (D, D)
-        self.v = nn.Dense(self.d_model, use_bias=False)  # kernel (D, D)
-        self.o = nn.Dense(self.d_model, use_bias=False)  # kernel (D, D)
-        if self.has_relative_attention_bias:
-            self.relative_attention_bias = T5RelativePositionBias(
-                num_buckets=self.num_buckets,
-                num_heads=self.num_heads,
-                bidirectional=self.bidirectional,
-                max_distance=self.max_distance,
-            )  # embedding (N, H)
+class T5Attention(reference.T5Attention):
+    """Multi-head attention without score scaling, with an optional position bias."""
 
     def __call__(self, x, context, position_bias=None, mask=None):
         self.k(context), self.v(context)
@@ -133,136 +78,37 @@ class T5Attention(nn.Module):
         return out
 
 
-class T5DenseReluDense(nn.Module):
-    """Position-wise feed-forward: Dense(d_ff) -> ReLU -> Dense(D), no biases.
-
-    Attributes:
-        d_model: model width D.
-        d_ff: hidden width.
-    """
-
-    d_model: int
-    d_ff: int
-
-    def setup(self):
-        self.wi = nn.Dense(self.d_ff, use_bias=False)  # kernel (D, d_ff)
-        self.wo = nn.Dense(self.d_model, use_bias=False)  # kernel (d_ff, D)
+class T5DenseReluDense(reference.T5DenseReluDense):
+    """Position-wise feed-forward: Dense(d_ff) -> ReLU -> Dense(D), no biases."""
 
     def __call__(self, x):
         return self.wo(self.wi(x))
 
 
-class T5LayerSelfAttention(nn.Module):
-    """Pre-norm self-attention sublayer: x + SelfAttention(layer_norm(x)).
-
-    Attributes:
-        d_model: model width D.
-        num_heads: attention heads H.
-        has_relative_attention_bias: whether its attention owns the stack's bias table.
-        bidirectional: True in the encoder, False in the decoder.
-        num_buckets: N, rows of the bias table.
-        max_distance: the bias table's max_distance.
-    """
-
-    d_model: int
-    num_heads: int
-    has_relative_attention_bias: bool
-    bidirectional: bool
-    num_buckets: int
-    max_distance: int
-
-    def setup(self):
-        self.SelfAttention = T5Attention(
-            d_model=self.d_model,
-            num_heads=self.num_heads,
-            has_relative_attention_bias=self.has_relative_attention_bias,
-            bidirectional=self.bidirectional,
-            num_buckets=self.num_buckets,
-            max_distance=self.max_distance,
-        )
-        self.layer_norm = T5LayerNorm(self.d_model)
+class T5LayerSelfAttention(reference.T5LayerSelfAttention):
+    """Pre-norm self-attention sublayer: x + SelfAttention(layer_norm(x))."""
 
     def __call__(self, x, position_bias, mask=None):
         return self.SelfAttention(self.layer_norm(x), x)
 
 
-class T5LayerCrossAttention(nn.Module):
-    """Pre-norm cross-attention sublayer: x + EncDecAttention(layer_norm(x), memory).
-
-    Attributes:
-        d_model: model width D.
-        num_heads: attention heads H.
-    """
-
-    d_model: int
-    num_heads: int
-
-    def setup(self):
-        self.EncDecAttention = T5Attention(d_model=self.d_model, num_heads=self.num_heads)
-        self.layer_norm = T5LayerNorm(self.d_model)
+class T5LayerCrossAttention(reference.T5LayerCrossAttention):
+    """Pre-norm cross-attention sublayer: x + EncDecAttention(layer_norm(x), memory)."""
 
     def __call__(self, x, memory):
         # queries from the decoder stream; keys and values from the encoder's memory
         return self.EncDecAttention(self.layer_norm(x), memory)
 
 
-class T5LayerFF(nn.Module):
-    """Pre-norm feed-forward sublayer: x + DenseReluDense(layer_norm(x)).
-
-    Attributes:
-        d_model: model width D.
-        d_ff: feed-forward hidden width.
-    """
-
-    d_model: int
-    d_ff: int
-
-    def setup(self):
-        self.DenseReluDense = T5DenseReluDense(d_model=self.d_model, d_ff=self.d_ff)
-        self.layer_norm = T5LayerNorm(self.d_model)
+class T5LayerFF(reference.T5LayerFF):
+    """Pre-norm feed-forward sublayer: x + DenseReluDense(layer_norm(x))."""
 
     def __call__(self, x):
         return self.DenseReluDense(self.layer_norm(x))
 
 
-class T5Block(nn.Module):
-    """One block: self-attention, cross-attention (decoder only), feed-forward.
-
-    Attributes:
-        d_model: model width D.
-        num_heads: attention heads H.
-        d_ff: feed-forward hidden width.
-        is_decoder: False: layer_0 self-attention, layer_1 feed-forward. True: layer_0
-            self-attention, layer_1 cross-attention, layer_2 feed-forward.
-        has_relative_attention_bias: True only for the first block of a stack.
-        num_buckets: N, rows of the bias table.
-        max_distance: the bias table's max_distance.
-    """
-
-    d_model: int
-    num_heads: int
-    d_ff: int
-    is_decoder: bool
-    has_relative_attention_bias: bool
-    num_buckets: int
-    max_distance: int
-
-    def setup(self):
-        # a list assigned in setup names its items layer_0, layer_1, ...
-        layers = [
-            T5LayerSelfAttention(
-                d_model=self.d_model,
-                num_heads=self.num_heads,
-                has_relative_attention_bias=self.has_relative_attention_bias,
-                bidirectional=not self.is_decoder,
-                num_buckets=self.num_buckets,
-                max_distance=self.max_distance,
-            )
-        ]
-        if self.is_decoder:
-            layers.append(T5LayerCrossAttention(d_model=self.d_model, num_heads=self.num_heads))
-        layers.append(T5LayerFF(d_model=self.d_model, d_ff=self.d_ff))
-        self.layer = layers
+class T5Block(reference.T5Block):
+    """One block: self-attention, cross-attention (decoder only), feed-forward."""
 
     def __call__(self, x, position_bias, mask=None, memory=None):
         x = self.layer[0](x, None)
@@ -271,43 +117,8 @@ class T5Block(nn.Module):
         return self.layer[-1](x)
 
 
-class T5Stack(nn.Module):
-    """The encoder or the decoder: blocks sharing one position bias, then a final norm.
-
-    Attributes:
-        d_model: model width D.
-        num_heads: attention heads H.
-        d_ff: feed-forward hidden width.
-        num_layers: number of blocks.
-        is_decoder: False for the encoder, True for the decoder.
-        num_buckets: N, rows of the bias table.
-        max_distance: the bias table's max_distance.
-    """
-
-    d_model: int
-    num_heads: int
-    d_ff: int
-    num_layers: int
-    is_decoder: bool
-    num_buckets: int
-    max_distance: int
-
-    def setup(self):
-        # a list assigned in setup names its items block_0, block_1, ...; only block_0
-        # owns a bias table
-        self.block = [
-            T5Block(
-                d_model=self.d_model,
-                num_heads=self.num_heads,
-                d_ff=self.d_ff,
-                is_decoder=self.is_decoder,
-                has_relative_attention_bias=(i == 0),
-                num_buckets=self.num_buckets,
-                max_distance=self.max_distance,
-            )
-            for i in range(self.num_layers)
-        ]
-        self.final_layer_norm = T5LayerNorm(self.d_model)
+class T5Stack(reference.T5Stack):
+    """The encoder or the decoder: blocks sharing one position bias, then a final norm."""
 
     def __call__(self, x, memory=None):
         for block in self.block:
@@ -315,58 +126,12 @@ class T5Stack(nn.Module):
         return self.final_layer_norm(x)
 
 
-class T5Model(nn.Module):
-    """T5 encoder-decoder whose one embedding is also the output head.
-
-    Attributes:
-        vocab_size: V, number of token ids.
-        d_model: D, model width.
-        num_heads: H, attention heads per attention layer.
-        d_ff: feed-forward hidden width.
-        num_enc_layers: number of encoder blocks.
-        num_dec_layers: number of decoder blocks.
-        num_buckets: N, relative position buckets of each stack's bias table.
-        max_distance: where the log-spaced buckets stop growing.
-    """
-
-    vocab_size: int
-    d_model: int
-    num_heads: int
-    d_ff: int
-    num_enc_layers: int
-    num_dec_layers: int
-    num_buckets: int
-    max_distance: int
-
-    def setup(self):
-        self.shared = nn.Embed(
-            self.vocab_size, self.d_model, embedding_init=nn.initializers.normal(stddev=1.0)
-        )  # embedding (V, D), standard normal
-        self.encoder = T5Stack(
-            d_model=self.d_model,
-            num_heads=self.num_heads,
-            d_ff=self.d_ff,
-            num_layers=self.num_enc_layers,
-            is_decoder=False,
-            num_buckets=self.num_buckets,
-            max_distance=self.max_distance,
-        )
-        self.decoder = T5Stack(
-            d_model=self.d_model,
-            num_heads=self.num_heads,
-            d_ff=self.d_ff,
-            num_layers=self.num_dec_layers,
-            is_decoder=True,
-            num_buckets=self.num_buckets,
-            max_distance=self.max_distance,
-        )
+class T5Model(reference.T5Model):
+    """T5 encoder-decoder whose one embedding is also the output head."""
 
     def __call__(self, enc_ids, dec_ids):
         memory = self.encoder(self.shared(enc_ids))
         return self.decoder(self.shared(dec_ids), memory)
-
-
-# ---- numpy float64 forward on the parameter tree ----------------------------------------
 
 
 def np_layer_norm(p, x, eps=1e-6):
@@ -448,3 +213,6 @@ def t5_forward(
     y = np_stack(p["decoder"], table[dec_ids], int(num_dec_layers), H, N, md, memory)  # (T_dec, D)
     logits = (y * int(d_model) ** -0.5) @ table.T  # (T_dec, V)
     return logits.astype(np.float32).reshape(-1)  # (T_dec * V,)
+
+
+override(reference, relative_position_bucket, T5LayerNorm, T5RelativePositionBias, T5Attention, T5DenseReluDense, T5LayerSelfAttention, T5LayerCrossAttention, T5LayerFF, T5Block, T5Stack, T5Model)  # the reference's modules build these parts
