@@ -1,4 +1,4 @@
-"""A class of mixed submissions to rel_shift, for `grade batch` (tests/test_batch.py, benchmarks/batch.py).
+"""A class of mixed submissions to rel_shift, for `grade batch` (tests/instructor/test_batch.py, benchmarks/batch.py).
 
 Every submission is made from solutions/rel_shift/ when the class is written, so it follows the
 reference: the reference itself (in a student's folder), each correct alternative, each known mistake of

@@ -34,7 +34,7 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """The fast lane's marks; then tests/test_problems.py first: its checks of the problems are most of the
+    """The fast lane's marks; then tests/instructor/test_problems.py first: its checks of the problems are most of the
     suite's work, so with pytest-xdist they start first, each problem in one test process (see there)."""
     for item in items:
         module = getattr(getattr(item, "module", None), "__name__", "")

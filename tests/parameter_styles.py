@@ -1,4 +1,4 @@
-"""Learner files that get a parameter wrong, in every style a learner writes (tests/test_parameters.py).
+"""Learner files that get a parameter wrong, in every style a learner writes (tests/grading/test_parameters.py).
 
 Each is written out from a file of the project when a test asks for it, so it follows the reference: the
 reference or a correct alternative with one change (a parameter ignored, dropped, added or declared out of

@@ -13,7 +13,7 @@ drawn freely in [-1, 1].
 
 No (num_buckets, max_distance) pair on the menu makes the log-spaced bucket formula a whole
 number for any size below max_distance, in either the bidirectional or the one-directional scheme
-(tests/test_t5_attention.py checks it in integer arithmetic): at such a size correct float32
+(tests/problems/test_t5_attention.py checks it in integer arithmetic): at such a size correct float32
 and float64 code may floor to neighbouring buckets and so look up different biases.
 """
 

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 # buckets per direction (nb = num_buckets // 2) nor the decoder's (nb = num_buckets) have
 # a size d with nb // 2 < d < max_distance whose log-bucket value is a whole number: with
 # me = nb // 2 and k = nb - me, no integers d, m with 1 <= m < k and
-# d**k * me**m == max_distance**m * me**k (tests/test_t5_forward.py checks it).
+# d**k * me**m == max_distance**m * me**k (tests/problems/test_t5_forward.py checks it).
 BUCKET_MENU = ((8, 6), (8, 10), (10, 11))
 
 # (seed, vocab_size, d_model, num_heads, d_ff, num_enc_layers, num_dec_layers, T_enc, T_dec,

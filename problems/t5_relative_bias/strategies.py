@@ -14,7 +14,7 @@ max_exact = nb // 2 and k = nb - max_exact, there are no integers d, m with 1 <=
 d**k * max_exact**m == max_distance**m * max_exact**k. For such a pair the log position of size d
 would be the whole number max_exact + m, and correct float32 and float64 implementations could floor
 it to different buckets, hence read different rows of the table. `exact_boundaries` finds them;
-tests/test_t5_relative_bias.py checks this list with it.
+tests/problems/test_t5_relative_bias.py checks this list with it.
 """
 
 from hypothesis import strategies as st
