@@ -74,12 +74,18 @@ SECRET_FILE = "SECRET"  # solutions/SECRET: what the inputs only the instructor'
 SECRET_VARIABLE = "GRADE_SECRET_INPUTS"  # "1" in the environment of the gradings of `grade batch` and Gradescope
 
 
+def class_grading() -> bool:
+    """Whether `grade batch` or the Gradescope autograder started this command: a class's submissions, each
+    graded once (no compile cache kept for a file that is never graded again), on the secret inputs too."""
+    return os.environ.get(SECRET_VARIABLE) == "1"
+
+
 def secret_seed(root: Path) -> int | None:
     """The seed of the inputs drawn, beside the public ones, for the instructor's verdicts: where `grade
     batch` or the Gradescope autograder started this command, from ``solutions/SECRET`` (hidden from learner
     code with the rest of solutions/). Nobody can compute the outputs on them in advance from a handout or
     from the public inputs. None elsewhere: a learner's own runs and a handout grade on the public inputs."""
-    if os.environ.get(SECRET_VARIABLE) != "1":
+    if not class_grading():
         return None
     try:
         secret = (root / "solutions" / SECRET_FILE).read_bytes().strip()

@@ -309,8 +309,11 @@ def learner_spec(folder: Path | None, visible: tuple[str, ...] = (), hidden: tup
     """A learner's worker: confined, reading nothing in ``hidden``, writing only the compile cache of the
     graded file ``learner``: a folder of its own, keyed by the file's path, which nothing trusted reads and
     no other file's grading (the reference's, a classmate's) writes or sees. Where learner code runs
-    unconfined it gets none (see :mod:`grader.sandbox.pool`)."""
-    if folder is None:
+    unconfined it gets none (see :mod:`grader.sandbox.pool`), nor in a class's grading, where each file is
+    graded once from a copy of its own."""
+    from grader.problem.problems import class_grading
+
+    if folder is None or class_grading():
         return Spec(confine=True, visible=visible, hidden=hidden)
     key = hashlib.sha256(os.fsencode(os.path.abspath(learner) if learner else "")).hexdigest()[:16]
     cache = folder / "jax-learner" / key
