@@ -147,3 +147,32 @@ def left_behind(before: set[int], folder: Path, seconds: float = 5.0) -> set[int
         if not extra or time.monotonic() > deadline:
             return extra
         time.sleep(0.05)
+
+
+# `python -c IN_USER_NAMESPACE <args>` runs `python <args>` in a user namespace of its own, its ids mapped as
+# ID_MAP says (a uid_map line, `{real}` standing for this process's uid; default: root and 65535 users),
+# with namespaces refused inside unless REFUSE_NAMESPACES=0: an autograder's container that refuses them
+# (as root), or an ordinary user's machine (ID_MAP="1000 {real} 1").
+IN_USER_NAMESPACE = r"""
+import ctypes, os, sys
+refuse = os.environ.pop("REFUSE_NAMESPACES", "1") == "1"
+ids = os.environ.pop("ID_MAP", "0 0 65536").replace("{real}", str(os.getuid()))
+ready_r, ready_w = os.pipe()
+go_r, go_w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    if ctypes.CDLL(None, use_errno=True).unshare(0x10000000):
+        os._exit(97)
+    os.write(ready_w, b"1")
+    os.read(go_r, 1)
+    if refuse:
+        with open("/proc/sys/user/max_user_namespaces", "w") as f:
+            f.write("0")
+    os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
+os.read(ready_r, 1)
+for kind in ("uid", "gid"):
+    with open(f"/proc/{pid}/{kind}_map", "w") as f:
+        f.write(ids)
+os.write(go_w, b"1")
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""

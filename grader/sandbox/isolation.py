@@ -147,8 +147,7 @@ def confine(writable: list[str] = (), visible: list[str] = (), hidden: list[str]
     for link, target in links.items():
         if link not in wanted:
             os.symlink(target, inside(link))
-    held.sort(key=lambda h: h[0] != "/dev")  # /dev first: its private /dev/shm goes on top of it
-    for folder, fd, rw in held[:1]:
+    for folder, fd, rw in held:  # /dev first: its private /dev/shm goes on top of it
         if folder == "/dev":
             bind(folder, fd, rw)
     for private in ("/tmp", "/dev/shm"):
@@ -182,6 +181,8 @@ def confine(writable: list[str] = (), visible: list[str] = (), hidden: list[str]
         os.makedirs(inside(os.path.realpath(workdir)), exist_ok=True)
     setattr_ro(root.encode(), False)
     os.chdir(root)
+    # The old root stays below, out of reach: the worker keeps no capability to chroot again (enter()). It
+    # is not detached (pivot_root): a new /proc may only be mounted where one is still seen in full.
     _check(libc.mount(b".", b"/", None, MS_MOVE, None), "moving the new root")
     _check(libc.chroot(b"."), "entering the new root")
     os.chdir("/")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import IN_USER_NAMESPACE, ROOT
 from grader.core import submission
 from grader.instructor import gradescope
 from grader.core.files import write_text
@@ -297,37 +297,14 @@ def test_a_confined_worker_sees_only_what_it_is_allowed(grade_json, tmp_path):
     assert view["own"] == ["rel_shift.py"]
 
 
-# Runs the rest of its command line as an ordinary user (uid 1000 of a user namespace of its own, with the
-# files this process may read), with namespaces refused inside when REFUSE_NAMESPACES=1.
-AS_USER = r"""
-import ctypes, os, sys
-refuse = os.environ.pop("REFUSE_NAMESPACES", "") == "1"
-ready_r, ready_w = os.pipe()
-go_r, go_w = os.pipe()
-pid = os.fork()
-if pid == 0:
-    if ctypes.CDLL(None, use_errno=True).unshare(0x10000000):
-        os._exit(97)
-    os.write(ready_w, b"1")
-    os.read(go_r, 1)
-    if refuse:
-        with open("/proc/sys/user/max_user_namespaces", "w") as f:
-            f.write("0")
-    os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
-os.read(ready_r, 1)
-real = os.getuid()
-for kind in ("uid", "gid"):
-    with open(f"/proc/{pid}/{kind}_map", "w") as f:
-        f.write(f"1000 {real} 1")
-os.write(go_w, b"1")
-sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
-"""
+AS_USER = IN_USER_NAMESPACE  # with ID_MAP="1000 {real} 1": an ordinary user, uid 1000
 
 WRONG = REFERENCE.read_text().replace("[1:]", "[:-1]", 1)
 
 
 @pytest.mark.skipif(subprocess.run([sys.executable, "-c", AS_USER, "-c", "import os; assert os.getuid() == 1000"],
-                                   capture_output=True).returncode != 0, reason="no user namespace to be a user in")
+                                   capture_output=True, env=dict(os.environ, ID_MAP="1000 {real} 1")).returncode != 0,
+                    reason="no user namespace to be a user in")
 @pytest.mark.parametrize("namespaces", ["allowed", "refused"])
 def test_an_ordinary_users_batch_holds_with_namespaces_and_without(tmp_path, namespaces):
     """The class workflow as an instructor who is not root runs it: with namespaces, and where the kernel
@@ -341,7 +318,7 @@ def test_an_ordinary_users_batch_holds_with_namespaces_and_without(tmp_path, nam
     if namespaces == "allowed":  # unconfined code can read what its user can: only confinement hides classmates
         (klass / "snoop.py").write_text(REFERENCE.read_text() + SNOOP.format(patterns=[str(klass / "*.py"),
                                                                                      str(out / "*")]))
-    env = dict(os.environ, REFUSE_NAMESPACES="1" if namespaces == "refused" else "",
+    env = dict(os.environ, REFUSE_NAMESPACES="1" if namespaces == "refused" else "0", ID_MAP="1000 {real} 1",
                GRADE_CACHE_DIR=str(tmp_path / "cache"))
     done = subprocess.run([sys.executable, "-c", AS_USER, "-m", "grader.cli", "batch", "rel_shift", str(klass),
                            "--out", str(out), "--jobs", "2", "--quiet"], cwd=ROOT, env=env, capture_output=True,

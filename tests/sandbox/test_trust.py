@@ -19,7 +19,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import REFERENCE, ROOT, left_behind, live_processes
+from conftest import IN_USER_NAMESPACE, REFERENCE, ROOT, left_behind, live_processes
 from grader.problem import problems
 from grader.sandbox import isolation, pool
 from grader.render import report as report_module
@@ -369,26 +369,7 @@ def test_where_namespaces_are_refused_grading_works_and_says_so(tmp_path, submis
 
 # A user namespace that maps the machine's first 65536 ids onto themselves, as root sees its own
 # machine, and refuses namespaces inside: root, where the kernel refuses to confine learner code.
-ROOT_REFUSED = r"""
-import ctypes, os, sys
-ready_r, ready_w = os.pipe()
-go_r, go_w = os.pipe()
-pid = os.fork()
-if pid == 0:
-    if ctypes.CDLL(None, use_errno=True).unshare(0x10000000):
-        os._exit(97)
-    os.write(ready_w, b"1")
-    os.read(go_r, 1)
-    with open("/proc/sys/user/max_user_namespaces", "w") as f:
-        f.write("0")
-    os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
-os.read(ready_r, 1)
-for kind in ("uid", "gid"):
-    with open(f"/proc/{pid}/{kind}_map", "w") as f:
-        f.write(os.environ.get("ID_MAP", "0 0 65536"))
-os.write(go_w, b"1")
-sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
-"""
+ROOT_REFUSED = IN_USER_NAMESPACE  # as root, namespaces refused
 
 INTRUDER = """
 import os, signal
@@ -453,7 +434,7 @@ def test_where_root_is_refused_namespaces_learner_code_runs_as_an_unprivileged_u
     for folder in (tmp_path, learner.parent):
         folder.chmod(0o755)
     env = dict(os.environ, GRADE_CACHE_DIR=str(tmp_path / "cache"), SECRET=str(secret),
-               ID_MAP="0 0 4294967295" if ids == "own" else "0 0 65536")
+               ID_MAP="0 0 4294967295" if ids == "own" else "0 0 65536", REFUSE_NAMESPACES="1")
     before = live_processes()
     done = subprocess.run([sys.executable, "-c", ROOT_REFUSED, "-m", "grader.cli", "t5_relative_pos", "--file",
                            str(learner), "--json"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
