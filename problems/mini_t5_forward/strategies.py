@@ -23,10 +23,10 @@ SHAPES = (
 
 
 def _ids(length, vocab_size):
-    """Strategy: (length,) float32 array of integer token ids in [0, vocab_size)."""
+    """Strategy: (length,) int32 array of token ids in [0, vocab_size)."""
     return st.lists(
         st.integers(min_value=0, max_value=vocab_size - 1), min_size=length, max_size=length
-    ).map(lambda ids: np.array(ids, dtype=np.float32))
+    ).map(lambda ids: np.array(ids, dtype=np.int32))
 
 
 @st.composite

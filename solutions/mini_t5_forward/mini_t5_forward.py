@@ -252,8 +252,8 @@ def mini_t5_forward(
 
     Args:
         seed: int, seeds jax.random.PRNGKey for the parameters.
-        x_enc_ids: (T_enc,) float32 holding integer token ids in [0, vocab_size).
-        x_dec_ids: (T_dec,) float32 holding integer token ids in [0, vocab_size).
+        x_enc_ids: (T_enc,) int32 token ids in [0, vocab_size).
+        x_dec_ids: (T_dec,) int32 token ids in [0, vocab_size).
         vocab_size: int, V.
         d_model: int, D, divisible by num_heads.
         num_heads: int, H.

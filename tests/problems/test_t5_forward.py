@@ -124,3 +124,22 @@ def test_the_parameter_tree_has_hugging_faces_names():
     tables = [path for path in tree if "relative_attention_bias" in path]
     assert len(tables) == 2  # one per stack, in block_0 only
     assert sum(int(np.prod(s)) for s in tree.values()) == 2816  # the statement's count
+
+
+@pytest.mark.parametrize("slug", ["t5_forward", "mini_t5_forward"])
+def test_token_ids_are_int32_and_a_case_saved_with_float_ids_still_replays(slug):
+    """The ids are int32 arrays (drawn, in the examples); a case file written when they were float32 arrays
+    of whole numbers reads back as the same case."""
+    from grader.problem.cases import case_from_json, case_to_json
+
+    problem = problems.load(ROOT, slug)
+    args = problem.examples[0].args
+    assert args["x_enc_ids"].dtype == np.int32 and args["x_dec_ids"].dtype == np.int32
+    drawn = problem.validate_strategy()
+    assert drawn["x_enc_ids"].dtype == np.int32 and drawn["x_dec_ids"].dtype == np.int32
+    old = case_to_json(problem, args)
+    for name in ("x_enc_ids", "x_dec_ids"):
+        old[name] = {"dtype": "float32", "shape": old[name]["shape"], "data": [float(v) for v in old[name]["data"]]}
+    back = case_from_json(problem, old)
+    assert all(np.array_equal(back[name], args[name]) and back[name].dtype == np.int32
+               for name in ("x_enc_ids", "x_dec_ids"))
