@@ -186,7 +186,7 @@ class _Writer:
     def text(self) -> str:
         imports = sorted(self.imports, key=lambda line: (line.startswith("from "), line))
         blocks = ["\n".join(imports), "\n".join(self.constants), *self.definitions, "\n".join(self.aliases)]
-        head = f'"""{self.entry}, written out from a notebook by grader.commands.notebook for `grade {self.entry} --file`."""'
+        head = f'"""{self.entry}, written out from a notebook by grader.notebook for `grade {self.entry} --file`."""'
         return "\n\n\n".join([head, *(b.strip("\n") for b in blocks if b.strip())]) + "\n"
 
     def bind(self, name: str, value, user: str) -> bool:

@@ -1,10 +1,11 @@
 """What is kept on disk between runs, and the one fingerprint that keys all of it.
 
 Reference outputs (per problem and per trusted module) and the inputs Hypothesis draws are kept in
-``.grade/cache`` (GRADE_CACHE_DIR overrides). Every file's name hashes :func:`grader.sandbox.fingerprint.fingerprint` and the
-sources the contents depend on, so a change to any of them is a miss, never a stale hit. Any failure to
-read a file is a miss too. The grader reads what it needs before learner code starts (which cannot
-write there: see :mod:`grader.sandbox.isolation`) and writes after its run.
+``.grade/cache`` (GRADE_CACHE_DIR overrides). Every file's name hashes
+:func:`grader.sandbox.fingerprint.fingerprint` and the sources the contents depend on, so a change to any of
+them is a miss, never a stale hit. Any failure to read a file is a miss too. The grader reads what it needs
+before learner code starts (which cannot write there: see :mod:`grader.sandbox.isolation`) and writes after
+its run.
 """
 
 from __future__ import annotations

@@ -22,7 +22,8 @@ from grader.core.compare import compare
 from grader.sandbox.pool import READY_SECONDS, Worker, WorkerFailure
 from grader.sandbox.protocol import Reply
 from grader.problem.problems import Problem, ProblemError, cache_folder, hidden_from_learners
-from grader.grading.trusted import ReferenceError, Trusted, TrustedTimeout, batch_request, call_request, cancel_batch, load_request, reply_bound
+from grader.grading.trusted import (ReferenceError, Trusted, TrustedTimeout, batch_request, call_request, cancel_batch,
+                                    load_request, reply_bound)
 from grader.core.verdict import Check, Outcome, Status, Verdict
 from grader.sandbox.zygote import Launch
 

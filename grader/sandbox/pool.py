@@ -9,9 +9,10 @@ A confined worker is process 1 of its PID namespace, so killing it ends everythi
 unconfined one is a session leader whose monitor is a subreaper, killing whatever is left below it.
 
 Where the kernel refuses the namespaces and the grader runs as root (an autograder's container), a
-worker for learner code is not left root: it becomes an unprivileged user (``GRADE_LEARNER_USER``,
-default ``nobody``), so that it cannot signal, trace or read the grader's processes, nor read what only
-root may read. It is told as isolation ``user``.
+worker for learner code is not left root: it becomes an unprivileged user of its own (see
+:func:`learner_user`), with the limits and a private ``TMPDIR``, so that it cannot signal, trace or read the
+grader's processes or another worker's, nor read what only root may read; what it leaves is removed after
+it (:func:`remove_owned`). It is told as isolation ``user``.
 
 On the grader's side, :class:`Worker` owns one such process from start to end (a context manager).
 """
@@ -36,6 +37,7 @@ from grader.sandbox.config import worker_env
 READY_SECONDS = 120.0  # for a worker to start and import JAX
 OUTPUT_KEEP = 4096  # bytes of printed output kept from each end
 PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 36, 1, 38
+
 
 class WorkerFailure(Exception):
     """The worker could not answer: it timed out, died, or broke the protocol."""

@@ -193,7 +193,8 @@ class Zygote:
                 os.waitpid(child, 0)
             else:
                 subprocess.Popen(
-                    [sys.executable, "-m", "grader.sandbox.zygote", str(theirs.fileno()), str(folder or ""), name, *preload],
+                    [sys.executable, "-m", "grader.sandbox.zygote", str(theirs.fileno()), str(folder or ""), name,
+                     *preload],
                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                     pass_fds=(theirs.fileno(),), start_new_session=True, env=env, close_fds=True)
         except OSError:
