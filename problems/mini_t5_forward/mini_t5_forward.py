@@ -2,7 +2,8 @@
 
 The module tree (names, shapes, initialisers) is fixed in each `setup()`:
 Flax derives every parameter's random key from its path, so keep it as given.
-Your task: write the six `__call__` bodies marked TODO. The entry function at the
+RMSNorm, which the rmsnorm kata taught, comes given: read it, your code calls it.
+Your task: write the five `__call__` bodies marked TODO. The entry function at the
 bottom is already wired (parameters from the seed, apply, flatten); leave it as it is.
 """
 
@@ -37,9 +38,8 @@ class RMSNorm(nn.Module):
         Returns:
             (T, D) float32: gamma * x / sqrt(mean(x**2, last axis) + eps).
         """
-        # TODO: divide each row by its root mean square (eps inside the square root),
-        # then multiply by self.gamma. No mean subtraction, no bias.
-        raise NotImplementedError
+        mean_square = jnp.mean(x * x, axis=-1, keepdims=True)  # (T, 1)
+        return self.gamma * x * jax.lax.rsqrt(mean_square + self.eps)
 
 
 class MultiHeadAttention(nn.Module):

@@ -64,8 +64,10 @@ def test_one_part_is_graded_alone_whatever_the_rest_does(grade_json, grade):
     code, report = grade_json("mini_t5_forward", "--file", path, "--part", "DecoderBlock")
     assert (code, report["status"]) == (1, "fail")
     assert report["first_wrong_part"]["path"] == "decoder_0"
-    code, report = grade_json("mini_t5_forward", "--part", "RMSNorm")  # the untouched stub
+    code, report = grade_json("mini_t5_forward", "--part", "FeedForward")  # the untouched stub
     assert report["status"] == "not_started"
+    code, report = grade_json("mini_t5_forward", "--part", "RMSNorm")  # given complete in the stub
+    assert (code, report["status"]) == (0, "pass")
     code, _, err = grade("mini_t5_forward", "--part", "LayerNorm")
     assert code == 2 and "RMSNorm, MultiHeadAttention" in err
     code, _, err = grade("t5_relative_pos", "--part", "RMSNorm")
