@@ -129,11 +129,8 @@ def cmd_grade(argv: list[str]) -> int:
         print(report.to_json(problem, verdict, replay))
     else:
         print(report.to_text(problem, verdict, replay, colour=report.colour_wanted(sys.stdout)))
-    if exercism_output(args) is not None:
-        try:
-            write_exercism(json.loads(report.to_json(problem, verdict, replay)), exercism_output(args))
-        except OSError as exc:  # the verdict is printed above: only the file is missing
-            print(f"grade: could not write {exercism_output(args)}: {exc.strerror or exc}", file=sys.stderr)
+    if exercism_output(args) is not None:  # the verdict is printed above: only the file may be missing
+        if not write_exercism(json.loads(report.to_json(problem, verdict, replay)), exercism_output(args)):
             return EXIT_USAGE
     return EXIT_PASS if verdict.status == "pass" else EXIT_VERDICT
 
@@ -143,12 +140,18 @@ def exercism_output(args: argparse.Namespace) -> Path | None:
     return (args.output or Path("results.json")) if args.format == "exercism" else None
 
 
-def write_exercism(verdict: dict, path: Path) -> None:
-    """Writes exercism's results.json for ``verdict`` (the object `--json` prints) to ``path``, atomically."""
+def write_exercism(verdict: dict, path: Path) -> bool:
+    """Writes exercism's results.json for ``verdict`` (the object `--json` prints) to ``path``, atomically;
+    where it cannot, says why on stderr and returns False."""
     from grader.render import formats
     from grader.core.files import write_text
 
-    write_text(path, json.dumps(formats.exercism(verdict), indent=2) + "\n")
+    try:
+        write_text(path, json.dumps(formats.exercism(verdict), indent=2) + "\n")
+    except OSError as exc:
+        print(f"grade: could not write {path}: {exc.strerror or exc}", file=sys.stderr)
+        return False
+    return True
 
 
 def usage_error(message: str, as_json: bool, problem: str | None = None, *, exercism: Path | None = None) -> int:
@@ -159,10 +162,7 @@ def usage_error(message: str, as_json: bool, problem: str | None = None, *, exer
         if as_json:
             print(report.usage_error_json(problem, message))
         if exercism is not None:
-            try:
-                write_exercism(json.loads(report.usage_error_json(problem, message)), exercism)
-            except OSError as exc:
-                print(f"grade: could not write {exercism}: {exc.strerror or exc}", file=sys.stderr)
+            write_exercism(json.loads(report.usage_error_json(problem, message)), exercism)
     return EXIT_USAGE
 
 
