@@ -11,10 +11,11 @@ from pathlib import Path
 # Only light modules here: `grade <problem>` starts its workers' zygote before importing NumPy and the rest.
 from grader.problem import problems
 from grader.commands.learner import file_digest, load_state, progress_line, record_status
+from grader.core import exits
+from grader.core.exits import Exit
 from grader.core.submission import MAX_BYTES as MAX_MODULE_BYTES
 from grader.sandbox.zygote import Launch
 
-EXIT_PASS, EXIT_VERDICT, EXIT_USAGE = 0, 1, 2
 
 
 def cmd_grade(argv: list[str]) -> int:
@@ -60,7 +61,7 @@ def cmd_grade(argv: list[str]) -> int:
             launch = Launch.prepare(root / "solutions" / args.problem / f"{args.problem}.py",
                                     None if args.no_cache else problems.cache_folder(root),
                                     (str(root / "problems"), str(graded.parent)), problems.hidden_from_learners(root), graded)
-        from grader.render import report
+        from grader.render import report, text
         from grader.problem.cases import case_from_json, save_case
         from grader.grading.engine import Options, grade
 
@@ -128,11 +129,11 @@ def cmd_grade(argv: list[str]) -> int:
     if args.json:
         print(report.to_json(problem, verdict, replay))
     else:
-        print(report.to_text(problem, verdict, replay, colour=report.colour_wanted(sys.stdout)))
+        print(report.to_text(problem, verdict, replay, colour=text.colour_wanted(sys.stdout)))
     if exercism_output(args) is not None:  # the verdict is printed above: only the file may be missing
         if not write_exercism(json.loads(report.to_json(problem, verdict, replay)), exercism_output(args)):
-            return EXIT_USAGE
-    return EXIT_PASS if verdict.status == "pass" else EXIT_VERDICT
+            return Exit.USAGE
+    return Exit.OK if verdict.status == "pass" else Exit.FAILED
 
 
 def exercism_output(args: argparse.Namespace) -> Path | None:
@@ -155,7 +156,7 @@ def write_exercism(verdict: dict, path: Path) -> bool:
 
 
 def usage_error(message: str, as_json: bool, problem: str | None = None, *, exercism: Path | None = None) -> int:
-    print(f"grade: {message}", file=sys.stderr)
+    exits.usage_error(message)
     if as_json or exercism is not None:
         from grader.render import report
 
@@ -163,7 +164,7 @@ def usage_error(message: str, as_json: bool, problem: str | None = None, *, exer
             print(report.usage_error_json(problem, message))
         if exercism is not None:
             write_exercism(json.loads(report.usage_error_json(problem, message)), exercism)
-    return EXIT_USAGE
+    return Exit.USAGE
 
 
 def cmd_list(argv: list[str]) -> int:
@@ -175,9 +176,9 @@ def cmd_list(argv: list[str]) -> int:
         root = problems.find_root()
     except problems.UsageError as exc:
         return usage_error(str(exc), False)
-    from grader.render import report
+    from grader.render import text
 
-    colour = report.colour_wanted(sys.stdout)
+    colour = text.colour_wanted(sys.stdout)
     state = load_state(root)
     rows, broken = [], 0
     for slug in problems.slugs(root):
@@ -196,7 +197,7 @@ def cmd_list(argv: list[str]) -> int:
         elif entry.get("sha256") != file_digest(problem.stub):
             status = f"edited since last grade ({last})"
         else:
-            status = report.painted(last, last) if colour else last
+            status = text.painted(last, last) if colour else last
         if entry.get("gave_up"):
             status += ", gave up"
         rows.append((slug, problem.title, status))
@@ -208,7 +209,7 @@ def cmd_list(argv: list[str]) -> int:
         print(progress_line(root, state))
     # A partly broken list still answers the question asked; an entirely broken one is an instructor's
     # mistake to stop on.
-    return EXIT_USAGE if rows and broken == len(rows) else EXIT_PASS
+    return Exit.USAGE if rows and broken == len(rows) else Exit.OK
 
 
 def cmd_check(argv: list[str]) -> int:
@@ -248,14 +249,14 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: grade <problem> [--file PATH] [--json] ...\n"
               "grade: which problem? `grade next` names the first one you have not passed, `grade list` shows "
               "them all, `grade --help` says more", file=sys.stderr)
-        return EXIT_USAGE
+        return Exit.USAGE
     try:
         if argv and argv[0] in COMMANDS:
             return COMMANDS[argv[0]](argv[1:])
         return cmd_grade(argv)
     except BrokenPipeError:  # the reader went away (`grade ... | head`): nothing left to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_VERDICT
+        return Exit.FAILED
 
 
 def run() -> None:

@@ -26,9 +26,9 @@ import time
 import tomllib
 from pathlib import Path
 
+from grader.core.exits import Exit, usage_error
 from grader.problem import problems
 
-EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
 DEBOUNCE_MS = 200  # saves closer together than this are one change, graded once
 POLL_MS = 300  # how often polling looks at the file
 RECHECK_MS = 2000  # even with file-system events, the file is looked at this often (an event can be missed)
@@ -37,9 +37,6 @@ STOP_SECONDS = 5.0  # for a run of `grade` to end after Ctrl-C before it is kill
 
 # -- problem names ----------------------------------------------------------------------------------------
 
-def _fail(message: str, code: int = EXIT_USAGE) -> int:
-    print(f"grade: {message}", file=sys.stderr)
-    return code
 
 
 def _problem_command(command: str, doc: str, argv: list[str], options=lambda parser: None):
@@ -129,12 +126,12 @@ def cmd_next(argv: list[str]) -> int:
     try:
         root = problems.find_root()
     except problems.UsageError as exc:
-        return _fail(str(exc))
+        return usage_error(str(exc))
     state = load_state(root)
     slug = first_not_passed(root, state)
     if slug is None:
         print(f"Every problem passes ({progress_line(root, state)}). Well done.")
-        return EXIT_OK
+        return Exit.OK
     print(f"Next: {slug}: {_title(root, slug)} ({progress_line(root, state)})")
     folder = root / "problems" / slug
     print(f"  statement: {problems.relative(folder / 'README.md')}")
@@ -142,7 +139,7 @@ def cmd_next(argv: list[str]) -> int:
     print(f"  grade it:  {_command(slug)}   (or `{_command('watch')}` to grade it on every save)")
     if state.get(slug, {}).get("gave_up"):
         print("  You gave up on it and saw the solution; it counts once your own file passes.")
-    return EXIT_OK
+    return Exit.OK
 
 
 def _title(root: Path, slug: str) -> str:
@@ -196,11 +193,11 @@ def cmd_hint(argv: list[str]) -> int:
         args, root, problem = _problem_command("hint", cmd_hint.__doc__, argv, options)
         hints = load_hints(problem)
     except (problems.UsageError, problems.ProblemError) as exc:
-        return _fail(str(exc))
+        return usage_error(str(exc))
     if args.reset:
         update_entry(root, problem.slug, hints=0)
         print(f"Hints for {problem.slug} start again from the first; `{_command('hint', problem.slug)}` shows it.")
-        return EXIT_OK
+        return Exit.OK
     if problem.handout:  # what a hint suggests must work here
         hints = [f"{text}\n\n{HANDOUT_PART_NOTE}" if "--part" in text else text for text in hints]
     seen = load_state(root).get(problem.slug, {}).get("hints", 0)
@@ -209,7 +206,7 @@ def cmd_hint(argv: list[str]) -> int:
         print(f"No more hints for {problem.slug}: you have seen all {len(hints)}. The last one again:\n")
         print(_hint_text(hints[-1]))
         print(f"\nStill stuck? `{_command('solution', problem.slug, '--give-up')}` shows the reference solution.")
-        return EXIT_OK
+        return Exit.OK
     shown = seen + 1
     update_entry(root, problem.slug, hints=shown)
     print(f"{problem.slug}: hint {shown} of {len(hints)}\n")
@@ -218,7 +215,7 @@ def cmd_hint(argv: list[str]) -> int:
         print(f"\n`{_command('hint', problem.slug)}` again shows the next one.")
     else:
         print("\nThat was the last hint.")
-    return EXIT_OK
+    return Exit.OK
 
 
 HANDOUT_PART_NOTE = ("In this handout, --part and the report's first wrong part are not available: they run the "
@@ -246,21 +243,21 @@ def cmd_reset(argv: list[str]) -> int:
     try:
         args, root, problem = _problem_command("reset", cmd_reset.__doc__, argv)
     except (problems.UsageError, problems.ProblemError) as exc:
-        return _fail(str(exc))
+        return usage_error(str(exc))
     pristine, source = pristine_stub(root, problem.slug)
     if pristine is None:
-        return _fail(f"cannot reset {problem.slug}: {source}; nothing was changed")
+        return usage_error(f"cannot reset {problem.slug}: {source}; nothing was changed")
     stub = problem.stub
     current = stub.read_bytes() if stub.is_file() else None
     if current == pristine:
         print(f"{problems.relative(stub)} is already the untouched stub; nothing was changed.")
-        return EXIT_OK
+        return Exit.OK
     backup = None
     if current is not None:
         try:
             backup = write_backup(stub, current)
         except OSError as exc:
-            return _fail(f"cannot keep a copy of {problems.relative(stub)} ({exc.strerror}); nothing was changed")
+            return usage_error(f"cannot keep a copy of {problems.relative(stub)} ({exc.strerror}); nothing was changed")
     from grader.core.files import write_text
 
     write_text(stub, pristine.decode("utf-8"))
@@ -268,7 +265,7 @@ def cmd_reset(argv: list[str]) -> int:
     update_entry(root, problem.slug, status="not_started", sha256=file_digest(stub), passed=False)
     kept = f"; your version is in {problems.relative(backup)}" if backup else ""
     print(f"{problems.relative(stub)} is the untouched stub again (from {source}){kept}.")
-    return EXIT_OK
+    return Exit.OK
 
 
 def pristine_stub(root: Path, slug: str) -> tuple[bytes | None, str]:
@@ -332,20 +329,20 @@ def cmd_solution(argv: list[str]) -> int:
     try:
         args, root, problem = _problem_command("solution", cmd_solution.__doc__, argv, options)
     except (problems.UsageError, problems.ProblemError) as exc:
-        return _fail(str(exc))
+        return usage_error(str(exc))
     if not problem.reference.is_file():
-        return _fail(f"the solution to {problem.slug} is not in this copy (there is no "
-                     f"solutions/{problem.slug}/{problem.slug}.py); ask whoever gave you the problems")
+        return usage_error(f"the solution to {problem.slug} is not in this copy (there is no "
+                           f"solutions/{problem.slug}/{problem.slug}.py); ask whoever gave you the problems")
     entry = load_state(root).get(problem.slug, {})
     if not has_passed(entry) and not entry.get("gave_up"):
         if not args.give_up:
-            return _fail(f"your {problem.slug} has not passed yet, so the solution stays hidden: make "
-                         f"`{_command(problem.slug)}` pass, try `{_command('hint', problem.slug)}`, or run "
-                         f"`{_command('solution', problem.slug, '--give-up')}` to see it now", EXIT_REFUSED)
+            return usage_error(f"your {problem.slug} has not passed yet, so the solution stays hidden: make "
+                               f"`{_command(problem.slug)}` pass, try `{_command('hint', problem.slug)}`, or run "
+                               f"`{_command('solution', problem.slug, '--give-up')}` to see it now", code=Exit.FAILED)
         update_entry(root, problem.slug, gave_up=True)
     print(f"# The reference solution of {problem.slug} ({problems.relative(problem.reference)}):\n")
     print(problem.reference.read_text(encoding="utf-8"), end="")
-    return EXIT_OK
+    return Exit.OK
 
 
 # -- grade watch --------------------------------------------------------------------------------------------
@@ -363,7 +360,7 @@ def cmd_watch(argv: list[str]) -> int:
                         help="stop after N gradings (for scripts and tests)")
     args = parser.parse_args(argv)
     if args.max_runs is not None and args.max_runs < 1:
-        return _fail("--max-runs must be 1 or more")
+        return usage_error("--max-runs must be 1 or more")
     try:
         root = problems.find_root()
         if args.problem is not None:
@@ -373,11 +370,11 @@ def cmd_watch(argv: list[str]) -> int:
         if args.file is not None and not args.file.is_file():
             raise problems.UsageError(f"no file at {args.file}")
     except (problems.UsageError, problems.ProblemError) as exc:
-        return _fail(str(exc))
+        return usage_error(str(exc))
     slug = args.problem or first_not_passed(root, load_state(root))
     if slug is None:
         print(f"Every problem passes ({progress_line(root, load_state(root))}); nothing to watch.")
-        return EXIT_OK
+        return Exit.OK
     watcher = Watcher(root, slug, args.file.resolve() if args.file else None,
                       follow=args.problem is None, mode="poll" if args.poll else "events", max_runs=args.max_runs)
     return watcher.run()
@@ -404,12 +401,12 @@ class Watcher:
                 graded = file_digest(self.path)
                 code = self.grade_once()
                 if self.max_runs is not None and self.runs >= self.max_runs:
-                    return EXIT_OK
-                if code == EXIT_OK and self.follow:
+                    return Exit.OK
+                if code == Exit.OK and self.follow:
                     following = first_not_passed(self.root, load_state(self.root), skip=self.slug)
                     if following is None:
                         print(f"\n{self.slug} passes, and so does every other problem. Well done.")
-                        return EXIT_OK
+                        return Exit.OK
                     print(f"\n{self.slug} passes. Next in the learning order: {following}: {_title(self.root, following)} "
                           f"(statement: {problems.relative(self.root / 'problems' / following / 'README.md')})")
                     self.slug, self.clear = following, False  # the pass stays on the screen
@@ -421,7 +418,7 @@ class Watcher:
         except KeyboardInterrupt:
             self.stop_child()
             print("\nStopped watching.")
-            return EXIT_OK
+            return Exit.OK
 
     def describe_mode(self) -> str:
         return {"events": "file-system events", "poll": f"polling every {POLL_MS / 1000:g} s"}.get(

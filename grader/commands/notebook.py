@@ -20,19 +20,17 @@ import html
 import linecache
 import os
 import shutil
-import signal
-import subprocess
 import symtable
 import sys
 import tempfile
 import textwrap
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader.problem import problems
 
-INTERRUPT_GRACE_SECONDS = 5.0  # after an interrupted kernel asks `grade` to stop, before it is killed
+GRADE_SECONDS = 3600.0  # for one `grade` command, beyond its own limits on learner code (an hour: a stuck one ends)
 COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "error": "#bc4c00", "timeout": "#bc4c00",
            "not_started": "#6e7781"}
 _LITERAL_TYPES = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis))
@@ -123,26 +121,10 @@ def _source_path(source) -> Path | None:
 def _grade(root: Path, problem: str, file: Path, *, temporary: bool) -> Result:
     """Run `grade <problem> --file F --json` from ``root`` and read its one JSON object; a temporary file is
     removed once it passes, and kept otherwise."""
-    from grader.render import report
+    from grader.commands import graded
 
-    command = [sys.executable, "-m", "grader.cli", problem, "--file", str(file), "--json"]
-    with subprocess.Popen(command, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, encoding="utf-8", errors="replace") as process:
-        try:
-            out, err = process.communicate()
-        except BaseException:  # an interrupted kernel: `grade` ends its workers as on Ctrl-C
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(INTERRUPT_GRACE_SECONDS)
-            except subprocess.TimeoutExpired:
-                process.kill()
-            raise
-    verdict = report.read_verdict(out)
-    if verdict is None:
-        last = (err.strip().splitlines() or ["(nothing on stderr)"])[-1]
-        result = usage(problem, f"grading stopped without a verdict (exit code {process.returncode}): {last}")
-    else:
-        result = Result(problem, verdict)
+    ran = graded.grade(graded.grade_argv(problem, file), GRADE_SECONDS, cwd=root)
+    result = Result(problem, ran.verdict) if ran.verdict is not None else usage(problem, ran.why_not())
     result.root, result.file = root, file
     if temporary and result.passed:
         shutil.rmtree(file.parent, ignore_errors=True)
@@ -504,195 +486,34 @@ def _literal(value, depth: int = 0) -> str | None:
 
 # -- the report -----------------------------------------------------------------------------------------
 
-def _headline(status: str) -> str:
-    return status.replace("_", " ").upper()
 
+def _medium(result: Result):
+    """The notebook's text report: the command line's, with the replay run from the checkout and the
+    kept file named."""
+    from grader.render import text
 
-def _values(values, shape, dtype: str | None = None) -> object | None:
-    """The JSON's flat values as an array of ``shape`` (of ``dtype``, else integers where every value is
-    one, as the command line shows them), or None when they do not fill it (a truncated answer)."""
-    import numpy as np
-
-    if values is None or shape is None or len(values) != int(np.prod(shape, dtype=np.int64)):
-        return None
-    numbers = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
-    arr = np.array([numbers.get(v, v) if isinstance(v, str) else v for v in values], dtype=np.float64)
-    if dtype is not None:
-        try:
-            arr = arr.astype(dtype)
-        except TypeError:
-            pass
-    elif arr.size and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)) and np.all(np.abs(arr) < 2 ** 53):
-        arr = arr.astype(np.int64)
-    return arr.reshape(shape)
-
-
-def _array_text(arr) -> str:
-    import numpy as np
-
-    return np.array2string(arr, precision=6, threshold=400, edgeitems=6, max_line_width=120)
-
-
-def _inputs(inputs: dict) -> list[tuple[str, str, object]]:
-    """The array arguments of a case, as (name, dtype[shape], array)."""
-    found = []
-    for name, value in inputs.items():
-        if isinstance(value, dict) and {"dtype", "shape", "data"} <= set(value):
-            arr = _values(value["data"], value["shape"], value["dtype"])
-            if arr is not None:
-                found.append((name, f"{value['dtype']}{list(value['shape'])}", arr))
-    return found
-
-
-def _sections(result: Result) -> dict:
-    """What both renderings show, as plain (still unescaped) text pieces."""
-    v = result.verdict
-    ce = v.get("counterexample") or {}
-    diff = ce.get("diff") or {}
-    error = ce.get("error") or {}
-    expected = _values(ce.get("expected"), ce.get("expected_shape"))
-    actual = None if ce.get("actual_truncated") else _values(ce.get("actual"), ce.get("actual_shape"))
-    summary = None
-    if diff.get("stage") in ("finite", "values") and diff.get("mismatches"):
-        summary = f"{diff['mismatches']} of {expected.size if expected is not None else '?'} values wrong"
-        if diff.get("first_index") is not None:
-            summary += f"; first at {tuple(diff['first_index'])}"
-        if diff.get("worst_index") is not None and expected is not None and actual is not None:
-            at = tuple(diff["worst_index"])
-            summary += f"; worst at {at} (expected {expected[at]:.7g}, got {actual[at]:.7g})"
-        summary += "."
-    return {
-        "headline": f"{result.problem}: {_headline(v['status'])} - {v['message']}",
-        "pitfall": v.get("pitfall"),
-        "diagnosis": (v.get("diagnosis") or {}).get("message"),
-        "params": v.get("params_diff") or [],
-        "part": v.get("first_wrong_part"),
-        "call": ce.get("call") if v["status"] != "not_started" else None,
-        "inputs": _inputs(ce.get("inputs") or {}) if v["status"] != "not_started" else [],
-        "traceback": error.get("traceback") or (f"{error['type']}: {error.get('message')}" if error.get("type")
-                                                else None),
-        "problem": diff.get("message") if diff.get("stage") in ("array", "shape", "dtype") else None,
-        "expected": expected if diff.get("stage") in ("finite", "values") else None,
-        "actual": actual if diff.get("stage") in ("finite", "values") else None,
-        "summary": summary,
-        "properties": [(c["name"].removeprefix("property: "), c["message"]) for c in v.get("checks", [])
-                       if c["status"] == "fail" and c["name"].startswith("property: ")],
-        "warnings": [(c["name"], c["message"]) for c in v.get("checks", []) if c["status"] == "warn"],
-        "output": (v.get("output") or "").strip(),
-        "replay": ce.get("replay") if v["status"] != "pass" else None,
-        "isolation": v.get("isolation") == "none" and v.get("examples_run", 0) > 0,
-        "footer": (f"({v['examples_run']} case{'' if v['examples_run'] == 1 else 's'} in {v['duration_s']:.1f} s)"
-                   if v.get("examples_run") or v.get("checks") else None),
-    }
+    kept = (f"Your code as graded is kept in {result.file}",) if result.kept else ()
+    return text.Medium(replay_from=str(result.root) if result.root else "", tail=kept)
 
 
 def to_text(result: Result) -> str:
-    """The plain text report, in the order of `grade`'s: the verdict, what explains it, the case, the rest.
-    Every piece that came from learner code is escaped as the command line escapes it."""
-    from grader.render.report import ISOLATION_NOTE, printed_section, shown
+    """The text report of `grade` (:func:`grader.render.text.render`), from the verdict's object."""
+    from grader.render import text
 
-    s = _sections(result)
-    lines = [shown(s["headline"])]
-    if s["pitfall"]:
-        lines += [f"Likely mistake ({s['pitfall']['id']}): {s['pitfall']['message']}"]
-    if s["diagnosis"]:
-        lines += [f"Diagnosis: {shown(s['diagnosis'])}"]
-    if s["params"]:
-        lines += ["", *(f"  {shown(line)}" for line in s["params"])]
-    if s["part"]:
-        lines += ["", f"First wrong part: {shown(s['part']['path']) or 'the top-level module'}",
-                  f"  {shown(s['part']['message'])}"]
-    if s["call"]:
-        lines += ["", f"Called {shown(s['call'])}"]
-        for name, label, arr in s["inputs"]:
-            lines += [f"  {name} {label} =", *_indented(_array_text(arr), 4)]
-    if s["traceback"]:
-        lines += ["", *(f"  {line}" for line in shown(s["traceback"], newlines=True).splitlines())]
-    if s["problem"]:
-        lines += ["", f"Problem: {shown(s['problem'])}"]
-    if s["expected"] is not None:
-        lines += ["", f"Expected {tuple(s['expected'].shape)}:", *_indented(_array_text(s["expected"]))]
-        if s["actual"] is not None:
-            lines += ["", "Got:", *_indented(_array_text(s["actual"]))]
-    if s["summary"]:
-        lines += ["", s["summary"]]
-    if s["properties"]:
-        lines += ["", *(f"Property broken ({shown(n)}): {shown(m)}" for n, m in s["properties"])]
-    for name, message in s["warnings"]:
-        lines += ["", f"Warning ({shown(name)}): {shown(message)}"]
-    lines += printed_section(s["output"])
-    lines += _file_lines(result, s)
-    if s["isolation"]:
-        lines += ["", ISOLATION_NOTE]
-    return "\n".join([*lines, *([s["footer"]] if s["footer"] else [])])
-
-
-def _indented(text: str, spaces: int = 2) -> list[str]:
-    return [" " * spaces + line for line in text.splitlines()]
-
-
-def _file_lines(result: Result, s: dict) -> list[str]:
-    lines = []
-    if s["replay"]:
-        lines += ["", f"Replay just this case, from {result.root}: {s['replay']}"]
-    if result.kept:
-        lines += ["", f"Your code as graded is kept in {result.file}"]
-    return lines
+    return text.render(result.verdict, _medium(result))
 
 
 def to_html(result: Result) -> str:
-    """A small HTML report: the verdict word coloured, then what the text report says first."""
-    from grader.render.report import ISOLATION_NOTE, shown
+    """The text report as HTML: the verdict word in its colour, then the rest as the text has it."""
+    from grader.render import text
 
-    def esc(text: str, newlines: bool = False) -> str:
-        return html.escape(shown(text, newlines=newlines))
+    from grader.core.verdict import Status
 
-    s = _sections(result)
-    v = result.verdict
-    colour = COLOURS.get(v["status"], "#6e7781")
-    parts = [f'<p><b style="color:{colour}">{_headline(v["status"])}</b> <code>{esc(result.problem)}</code> '
-             f'&mdash; {esc(v["message"])}</p>']
-    if s["pitfall"]:
-        parts.append(f"<p><b>Likely mistake</b> (<code>{esc(s['pitfall']['id'])}</code>): "
-                     f"{esc(s['pitfall']['message'])}</p>")
-    if s["diagnosis"]:
-        parts.append(f"<p><b>Diagnosis:</b> {esc(s['diagnosis'])}</p>")
-    if s["params"]:
-        parts.append("<pre>" + "\n".join(esc(line) for line in s["params"]) + "</pre>")
-    if s["part"]:
-        parts.append(f"<p><b>First wrong part:</b> <code>{esc(s['part']['path']) or 'the top-level module'}</code>: "
-                     f"{esc(s['part']['message'])}</p>")
-    if s["call"]:
-        parts.append(f"<p>Called <code>{esc(s['call'])}</code></p>")
-    if s["traceback"]:
-        parts.append(f"<pre>{esc(s['traceback'], newlines=True)}</pre>")
-    if s["problem"]:
-        parts.append(f"<p><b>Problem:</b> {esc(s['problem'])}</p>")
-    if s["expected"] is not None:
-        cells = [("Expected " + str(tuple(s["expected"].shape)), s["expected"])]
-        if s["actual"] is not None:
-            cells.append(("Got", s["actual"]))
-        heads = "".join(f'<th style="text-align:left">{html.escape(head)}</th>' for head, _ in cells)
-        grids = "".join(f'<td style="vertical-align:top"><pre>{html.escape(_array_text(arr))}</pre></td>'
-                        for _, arr in cells)
-        parts.append(f"<table><tr>{heads}</tr><tr>{grids}</tr></table>")
-    if s["summary"]:
-        parts.append(f"<p>{html.escape(s['summary'])}</p>")
-    if s["properties"]:
-        parts.append("<ul>" + "".join(f"<li>Property broken ({esc(n)}): {esc(m)}</li>" for n, m in s["properties"])
-                     + "</ul>")
-    for name, message in s["warnings"]:
-        parts.append(f"<p><b>Warning</b> ({esc(name)}): {esc(message)}</p>")
-    if s["output"]:
-        parts.append(f"<details><summary>Your code printed</summary><pre>{esc(s['output'], newlines=True)}</pre>"
-                     "</details>")
-    if s["replay"]:
-        parts.append(f"<p>Replay just this case in a terminal, from <code>{html.escape(str(result.root))}</code>: "
-                     f"<code>{esc(s['replay'])}</code></p>")
-    if result.kept:
-        parts.append(f"<p>Your code as graded is kept in <code>{html.escape(str(result.file))}</code></p>")
-    if s["isolation"]:
-        parts.append(f"<p><i>{html.escape(ISOLATION_NOTE)}</i></p>")
-    if s["footer"]:
-        parts.append(f'<p style="color:#6e7781">{html.escape(s["footer"])}</p>')
-    return '<div class="grade-result">' + "\n".join(parts) + "</div>"
+    _, *rest = text.sections(result.verdict, replace(_medium(result), name_problem=False))
+    status = result.verdict["status"]
+    word = text.HEADLINES[Status(status)]
+    message = text.shown(result.verdict.get("message") or "")
+    body = "\n".join(line for section in rest for line in section).strip("\n")
+    return (f'<div class="grade-result"><p><b style="color:{COLOURS.get(status, "#6e7781")}">{word}</b> '
+            f'<code>{html.escape(result.problem)}</code> &mdash; {html.escape(message)}</p>'
+            + (f"<pre>{html.escape(body)}</pre>" if body else "") + "</div>")

@@ -7,16 +7,29 @@ flattened (T*T,) output fails the shape stage with its own message, whatever the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 import numpy as np
 
-STAGES = ("array", "shape", "dtype", "finite", "values")
+
+class Stage(str, Enum):
+    """The stage of the comparison of one output (:mod:`grader.core.compare`) that failed: its type, its size
+    and shape, its dtype, whether every value is finite, the values (also the stage of a full match)."""
+
+    ARRAY = "array"
+    SHAPE = "shape"
+    DTYPE = "dtype"
+    FINITE = "finite"
+    VALUES = "values"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 @dataclass
 class Comparison:
     ok: bool
-    stage: str  # the first stage that failed, or "values" when everything passed
+    stage: Stage  # the first stage that failed, or VALUES when everything passed
     message: str
     expected: np.ndarray  # natural shape
     actual: np.ndarray | None = None  # natural shape when the size and dtype allow it
@@ -65,20 +78,20 @@ def compare(*, expected_flat: np.ndarray, natural_shape: tuple, dtype: str, resu
     fail = lambda stage, message, **kw: Comparison(False, stage, message, expected, **kw)  # noqa: E731
 
     if result.get("type") != "array" or spec is None:
-        return fail("array", f"returned {describe_returned(result)}; return a numpy or JAX array "
+        return fail(Stage.ARRAY, f"returned {describe_returned(result)}; return a numpy or JAX array "
                              f"of shape ({n},) and dtype {dtype}")
     shape = tuple(spec["shape"])
     got_size = int(np.prod(shape, dtype=np.int64))
     flat_hint = (f" (the {' × '.join(map(str, natural_shape))} result flattened)"
                  if len(natural_shape) > 1 else "")
     if got_size != n:
-        return fail("shape", f"returned {got_size} values (shape {shape}); expected {n} values, "
+        return fail(Stage.SHAPE, f"returned {got_size} values (shape {shape}); expected {n} values, "
                              f"shape ({n},){flat_hint}")
     if shape != (n,):
-        return fail("shape", f"returned shape {shape}; expected the flat shape ({n},){flat_hint}: "
+        return fail(Stage.SHAPE, f"returned shape {shape}; expected the flat shape ({n},){flat_hint}: "
                              f"flatten it with .reshape(-1)")
     if spec["dtype"] != dtype:
-        return fail("dtype", f"returned dtype {spec['dtype']}; expected {dtype}: cast with .astype(jnp.{dtype})")
+        return fail(Stage.DTYPE, f"returned dtype {spec['dtype']}; expected {dtype}: cast with .astype(jnp.{dtype})")
 
     actual = actual.reshape(natural_shape)
     if np.issubdtype(actual.dtype, np.inexact):
@@ -86,7 +99,7 @@ def compare(*, expected_flat: np.ndarray, natural_shape: tuple, dtype: str, resu
         if bad.any():
             first = tuple(int(i) for i in np.argwhere(bad)[0])
             kinds = sorted({"NaN" if np.isnan(v) else "inf" for v in actual[bad].ravel()[:1000]})
-            return fail("finite", f"{int(bad.sum())} of {n} values are {' or '.join(kinds)} "
+            return fail(Stage.FINITE, f"{int(bad.sum())} of {n} values are {' or '.join(kinds)} "
                                   f"(the first at index {first}); every value should be finite",
                         actual=actual, mismatch=bad, count=int(bad.sum()), first=first, worst=first)
 
@@ -108,8 +121,8 @@ def compare(*, expected_flat: np.ndarray, natural_shape: tuple, dtype: str, resu
                  max_abs=float(err[bad].max()) if count else float(err.max(initial=0.0)),
                  max_rel=float(rel[bad].max()) if count else float(rel.max(initial=0.0)))
     if not count:
-        return Comparison(True, "values", "all values match", expected, **stats)
+        return Comparison(True, Stage.VALUES, "all values match", expected, **stats)
     first = tuple(int(i) for i in np.argwhere(bad)[0])
     worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.where(bad, err, -1.0))), natural_shape))
-    return Comparison(False, "values", f"{count} of {n} values differ ({allowed})", expected,
+    return Comparison(False, Stage.VALUES, f"{count} of {n} values differ ({allowed})", expected,
                       first=first, worst=worst, **stats)

@@ -30,13 +30,37 @@ class Status(str, Enum):
         return self.value
 
 
+class Isolation(str, Enum):
+    """How learner code was confined: in namespaces; as an unprivileged user of its own (the kernel refused
+    namespaces, and root's grader ran it so); not at all (also when no code ran)."""
+
+    NAMESPACES = "namespaces"
+    USER = "user"
+    NONE = "none"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class CheckKind(str, Enum):
+    """What a check is: a phase of the run (loading the file, the fixed examples, the generated inputs), or
+    a property of the problem's output that the learner's answer was checked for."""
+
+    PHASE = "phase"
+    PROPERTY = "property"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass(frozen=True)
 class Check:
-    """One line of the verdict's list of checks: a phase of the run, or a diagnostic."""
+    """One line of the verdict's list of checks: a phase of the run, or a property checked."""
 
     name: str
     status: Status
     message: str
+    kind: CheckKind = CheckKind.PHASE
 
 
 @dataclass(frozen=True)
@@ -84,7 +108,7 @@ class Verdict:
     problem: str
     status: Status
     message: str
-    isolation: str = "none"  # how learner code was confined: "namespaces", "user" or "none"
+    isolation: Isolation = Isolation.NONE
     checks: list[Check] = field(default_factory=list)
     counterexample: Outcome | None = None
     pitfall: Pitfall | None = None

@@ -8,7 +8,7 @@ import numpy as np
 from grader.core import kinds
 from grader.explain import parts, relations
 from grader.grading.engine import UNSEEN_PARAMETERS, Session
-from grader.core.verdict import Check, Diagnosis, Outcome, Pitfall, Status, Verdict
+from grader.core.verdict import Check, CheckKind, Diagnosis, Outcome, Pitfall, Status, Verdict
 
 PROBES = 48  # inputs beyond the failing one on which a named mistake must agree with the learner's outputs
 ONE_AT_A_TIME = 12  # parameters moved one at a time to find those an output does not follow (at most)
@@ -250,5 +250,5 @@ def property_checks(session: Session, outcome: Outcome) -> list[Check]:
         problem_text = check(outcome.args, outcome.comparison.actual)
         name = f"property: {check.__name__.replace('_', ' ')}"
         checks.append(Check(name, Status.FAIL if problem_text else Status.PASS,
-                            problem_text or (check.__doc__ or "").strip().splitlines()[0]))
+                            problem_text or (check.__doc__ or "").strip().splitlines()[0], CheckKind.PROPERTY))
     return checks

@@ -24,7 +24,7 @@ from grader.sandbox.protocol import Reply
 from grader.problem.problems import Problem, ProblemError, cache_folder, hidden_from_learners
 from grader.grading.trusted import (ReferenceError, Trusted, TrustedTimeout, batch_request, call_request, cancel_batch,
                                     load_request, reply_bound)
-from grader.core.verdict import Check, Outcome, Status, Verdict
+from grader.core.verdict import Check, Isolation, Outcome, Status, Verdict
 from grader.sandbox.zygote import Launch
 
 SHRINK_SECONDS = 20.0  # time allowed for shrinking once a failure is found
@@ -107,7 +107,7 @@ class Session:
         self.deadline = self.started + (options.problem_seconds or problem.problem_seconds)
         self.owns_trusted = trusted is None
         self.launch = None
-        self.isolation = "namespaces"  # a trusted module needs none, and is graded like confined code
+        self.isolation = Isolation.NAMESPACES  # a trusted module needs none, and is graded like confined code
         if subject_key is None:
             self.launch = launch or Launch.prepare(problem.reference, cache_folder(problem.root) if options.use_cache else None,
                                                    (str(problem.root / "problems"), str(self.learner_path.parent)),
@@ -120,7 +120,7 @@ class Session:
         elif trusted is None:
             # Unconfined learner code could reach anything of this user's: then nothing kept between runs
             # is trusted, and the reference runs in a process of its own, not forked beside the learner's.
-            confined = self.isolation == "namespaces"
+            confined = self.isolation == Isolation.NAMESPACES
             trusted = Trusted(problem, options.use_cache and confined,
                               self.launch.own if self.launch and confined else None)
         self.trusted = trusted

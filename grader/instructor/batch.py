@@ -30,10 +30,8 @@ import csv
 import io
 import json
 import os
-import select
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -43,16 +41,15 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from grader.commands.graded import Graded, grade, grade_argv, run_command
+from grader.core import exits
+from grader.core.exits import Exit
 from grader.problem import problems
 from grader.core.submission import Refused, hidden_with, private_copy, shown
 
-EXIT_RAN, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 COLUMNS = ("student", "file", "status", "score", "pitfall", "message", "duration_s")
-VERDICT_CAP = 2 << 20  # bytes of a command's stdout kept (`--json` prints less than 1 MiB)
-STDERR_KEEP = 4096  # bytes of a command's stderr kept, from its end
 MESSAGE_CAP = 500  # characters of a verdict's message in the gradebook (the verdict file has it all)
 GRACE_SECONDS = 30.0  # past the command's own time limit, before the batch kills it
-DRAIN_SECONDS = 1.0  # for the command's pipes to close once it has exited
 
 
 class Interrupted(Exception):
@@ -85,20 +82,6 @@ class Row:
     pitfall: str
     message: str
     duration_s: float
-
-
-@dataclass(frozen=True)
-class Finished:
-    """What one command did: its exit code (None if the batch killed it), its stdout (at most
-    VERDICT_CAP bytes; ``overflow`` if it printed more) and the end of its stderr."""
-
-    returncode: int | None
-    stdout: bytes
-    stderr: bytes
-    seconds: float
-    timed_out: bool = False
-    interrupted: bool = False
-    overflow: bool = False
 
 
 # -- the submissions -------------------------------------------------------------------------------------
@@ -165,84 +148,29 @@ def same_path(a: Path, b: Path) -> bool:
 # -- one grade -------------------------------------------------------------------------------------------
 
 
-def run_command(argv: list[str], seconds: float, stop: threading.Event, env: dict | None = None) -> Finished:
-    """Run ``argv`` in a process group of its own, reading its output bounded, for at most ``seconds``
-    (or until ``stop`` is set); then kill whatever is left in its group."""
-    started = time.monotonic()
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            process_group=0, env=env)
-    exited = os.pidfd_open(proc.pid)  # readable once it has exited; it stays unreaped, its group held
-    out, err = bytearray(), bytearray()
-    streams = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
-    poller = select.poll()  # (select() cannot wait on descriptors numbered 1024 and up: many jobs)
-    for fd in (*streams, exited):
-        poller.register(fd, select.POLLIN)
-    overflow = timed_out = interrupted = False
-    drain_until = None
-    try:
-        while streams or drain_until is None:
-            now = time.monotonic()
-            if stop.is_set():
-                interrupted = True
-                break
-            if now >= started + seconds:
-                timed_out = True
-                break
-            if drain_until is not None and now >= drain_until:
-                break  # something the command started holds its pipes: what it printed is in
-            for fd, _ in poller.poll(200):
-                if fd == exited:
-                    poller.unregister(exited)
-                    drain_until = time.monotonic() + DRAIN_SECONDS
-                    continue
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    poller.unregister(fd)
-                    del streams[fd]
-                elif streams[fd] is out:
-                    room = VERDICT_CAP - len(out)
-                    overflow = overflow or len(chunk) > room
-                    out += chunk[:max(room, 0)]
-                else:
-                    err[:] = (err + chunk)[-STDERR_KEEP:]
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # the group outlives its leader until it is reaped
-        except OSError:
-            pass
-        proc.wait()
-        os.close(exited)
-        proc.stdout.close()
-        proc.stderr.close()
-    return Finished(None if timed_out or interrupted else proc.returncode, bytes(out), bytes(err),
-                    time.monotonic() - started, timed_out, interrupted, overflow)
-
-
 def grade_command(slug: str, file: Path, args: argparse.Namespace) -> list[str]:
     """The command line that grades one file, with the batch's options passed through."""
-    argv = [sys.executable, "-m", "grader.cli", slug, "--file", str(file.resolve()), "--json"]
+    options = []
     for flag, value in (("--time-limit", args.time_limit), ("--call-time-limit", args.call_time_limit),
                         ("--memory-mib", args.memory_mib)):
         if value is not None:
-            argv += [flag, str(value)]
-    return argv + (["--no-jit"] if args.no_jit else [])
+            options += [flag, str(value)]
+    return grade_argv(slug, file.resolve(), *options, *(["--no-jit"] if args.no_jit else []))
 
 
-def outcome(slug: str, sub: Submission, done: Finished | None, limit: float) -> tuple[Row, str]:
-    """The gradebook's row and the verdict file's text for a submission (``done`` None: not graded)."""
+def outcome(slug: str, sub: Submission, graded: Graded | None, limit: float) -> tuple[Row, str]:
+    """The gradebook's row and the verdict file's text for a submission (``graded`` None: not graded)."""
     from grader.render import report
 
-    if done is None:
+    if graded is None:
         return verdict_row(sub, report.not_graded(slug, "error", sub.missing or "not graded"), 0.0)
-    verdict = None if done.returncode is None or done.overflow else report.read_verdict(done.stdout)
-    if verdict is not None:
-        return verdict_row(sub, verdict, done.seconds)[0], done.stdout.decode(errors="replace").strip() + "\n"
+    done = graded.done
+    if graded.verdict is not None:
+        return verdict_row(sub, graded.verdict, done.seconds)[0], done.stdout.decode(errors="replace").strip() + "\n"
     if done.timed_out:
         why = report.not_graded(slug, "timeout", f"grading did not end within {limit:.0f} s, so the batch stopped it")
     else:
-        said = done.stderr.decode(errors="replace").strip().splitlines()
-        why = report.not_graded(slug, "error", f"grade ended without a verdict (exit status {done.returncode})"
-                                      + (f": {said[-1]}" if said else ""))
+        why = report.not_graded(slug, "error", graded.why_not())
     return verdict_row(sub, why, done.seconds)
 
 
@@ -397,8 +325,7 @@ def cores() -> int:
 
 
 def usage_error(message: str) -> int:
-    print(f"grade batch: {message}", file=sys.stderr)
-    return EXIT_USAGE
+    return exits.usage_error(message, program="grade batch")
 
 
 def main(argv: list[str]) -> int:
@@ -426,7 +353,7 @@ def main(argv: list[str]) -> int:
 
 def run_batch(problem: problems.Problem, subs: list[Submission], args: argparse.Namespace, book: Gradebook,
               limit: float) -> int:
-    """Grade ``subs`` into ``book``; EXIT_RAN, or EXIT_INTERRUPTED (the rows done so far written)."""
+    """Grade ``subs`` into ``book``; Exit.OK, or Exit.INTERRUPTED (the rows done so far written)."""
     slug = problem.slug
     stop = threading.Event()
     progress = Progress(len(subs), args.quiet)
@@ -466,7 +393,7 @@ def run_batch(problem: problems.Problem, subs: list[Submission], args: argparse.
             if sub.missing is not None:
                 record(book, progress, *outcome(slug, sub, None, limit))
             else:
-                running[pool.submit(run_command, grade_command(slug, copy, args), limit, stop, env)] = sub
+                running[pool.submit(grade, grade_command(slug, copy, args), limit, stop, env)] = sub
         while running:
             finished, _ = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)
             for future in finished:
@@ -480,7 +407,7 @@ def run_batch(problem: problems.Problem, subs: list[Submission], args: argparse.
         progress.close()
         print(f"grade batch: interrupted; {len(book.rows)} of {len(subs)} submissions graded, in {book.path}",
               file=sys.stderr)
-        return 128 + exc.signum if isinstance(exc, Interrupted) else EXIT_INTERRUPTED
+        return 128 + exc.signum if isinstance(exc, Interrupted) else Exit.INTERRUPTED
     finally:
         stop.set()  # (nothing is running here unless something went wrong: then the grades stop too)
         pool.shutdown(wait=True, cancel_futures=True)
@@ -492,7 +419,7 @@ def run_batch(problem: problems.Problem, subs: list[Submission], args: argparse.
     counts = Counter(row.status for row in book.rows.values())
     print(f"{slug}: {len(book.rows)} submissions graded in {progress.elapsed()}: "
           + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) + f"; gradebook: {book.path}")
-    return EXIT_RAN
+    return Exit.OK
 
 
 def class_folders(subs: list[Submission], root: Path) -> list[Path]:
@@ -513,12 +440,11 @@ def record(book: Gradebook, progress: Progress, row: Row, verdict: str) -> None:
 
 def prime(problem: problems.Problem, args: argparse.Namespace, limit: float, stop: threading.Event) -> int | None:
     """Grade the reference once, alone (in a handout, which has none, the stub), so that the parallel
-    grades find a zygote that has imported JAX (and the reference's outputs cached); EXIT_USAGE, with the
+    grades find a zygote that has imported JAX (and the reference's outputs cached); Exit.USAGE, with the
     command's sentence, where the problem is broken. A verdict other than a pass changes nothing: the
     class's grades say what they say."""
     first = problem.stub if problem.handout else problem.reference
     done = run_command(grade_command(problem.slug, first, args), limit, stop)
-    if done.returncode == EXIT_USAGE:
-        said = done.stderr.decode(errors="replace").strip().splitlines()
-        return usage_error(f"{problem.slug} cannot be graded: {said[-1] if said else 'grade exited with status 2'}")
+    if done.returncode == Exit.USAGE:
+        return usage_error(f"{problem.slug} cannot be graded: {done.last_said or 'grade exited with status 2'}")
     return None

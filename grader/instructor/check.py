@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from grader.core.exits import Exit, usage_error
 from grader.commands import learner
 from grader.core import kinds
 from grader.explain import diagnosis
@@ -429,8 +430,7 @@ def main(argv: list[str]) -> int:
         root = problems.find_checkout("`grade check`")
         slugs = [problems.load(root, args.problem).slug] if args.problem else problems.slugs(root)
     except (problems.UsageError, problems.ProblemError) as exc:
-        print(f"grade: {exc}", file=sys.stderr)
-        return 2
+        return usage_error(str(exc))
     progress = terminal_progress() if sys.stderr.isatty() else None
     if len(slugs) == 1:
         rows = check_problem(root, slugs[0], args.update_golden, progress)
@@ -440,8 +440,8 @@ def main(argv: list[str]) -> int:
         progress("")
     if args.json:
         print(json.dumps([asdict(r) for r in rows]))
-        return 1 if any(not r.ok for r in rows) else 0
+        return Exit.FAILED if any(not r.ok for r in rows) else Exit.OK
     print_table(rows)
     failed = [r for r in rows if not r.ok]
     print(f"\n{len(rows) - len(failed)} of {len(rows)} checks passed" + (f"; {len(failed)} failed" if failed else ""))
-    return 1 if failed else 0
+    return Exit.FAILED if failed else Exit.OK

@@ -31,6 +31,8 @@ import time
 import zipfile
 from pathlib import Path
 
+from grader.core.exits import Exit, usage_error
+from grader.commands import graded as graded_mod
 from grader.problem import problems
 from grader.render import formats, report
 from grader.core import submission as submission_mod
@@ -143,14 +145,13 @@ def main(argv: list[str]) -> int:
         if args.output.exists() and not args.force:
             raise problems.UsageError(f"{args.output} exists; pass --force to replace it")
     except (problems.UsageError, problems.ProblemError) as exc:
-        print(f"grade: {exc}", file=sys.stderr)
-        return 2
+        return usage_error(str(exc))
     config = {"format": 1, "problems": slugs, "points": args.points, "visibility": args.visibility,
               "run_as": args.run_as}
     names = build(root, config, args.output)
     print(f"wrote {args.output}: {len(names)} files, grading {', '.join(slugs)} "
           f"({args.points:g} point{'s' * (args.points != 1)} each)")
-    return 0
+    return Exit.OK
 
 
 def build(root: Path, config: dict, output: Path) -> list[str]:
@@ -212,7 +213,7 @@ def autograde(argv: list[str]) -> int:
                                                   **settings))
     stop_zygote(venv, source, env)
     print(f"wrote {results}")
-    return 0
+    return Exit.OK
 
 
 def grade_one(slug: str, grade: Path, source: Path, submission: Path, env: dict) -> dict:
@@ -238,26 +239,20 @@ def grade_one(slug: str, grade: Path, source: Path, submission: Path, env: dict)
 
 def run_grade(slug: str, grade: Path, source: Path, file: Path, env: dict) -> dict:
     """The verdict of `grade <slug> --file <file> --json`, or one that says why there is none."""
-    command = [str(grade), slug, "--file", str(file), "--json"]
+    command = graded_mod.grade_argv(slug, file, program=[str(grade)])
     print(f"{slug}: {' '.join(command)}", flush=True)
     try:
-        done = subprocess.run(command, cwd=source, capture_output=True, text=True, timeout=GRADE_TIMEOUT,
-                              stdin=subprocess.DEVNULL, env=env)
-    except subprocess.TimeoutExpired:
-        print(f"{slug}: grade did not finish within {GRADE_TIMEOUT} s")
-        return report.not_graded(slug, "error", BROKEN.format(f"the grading took longer than {GRADE_TIMEOUT} s"))
+        graded = graded_mod.grade(command, GRADE_TIMEOUT, env=env, cwd=source)
     except OSError as exc:
         print(f"{slug}: grade did not start: {exc}")
         return report.not_graded(slug, "error", BROKEN.format("the grader did not start"))
+    done = graded.done
     if done.stderr.strip():
-        print(f"{slug}: grade's stderr:\n{done.stderr.strip()[-4000:]}")
-    verdict = report.read_verdict(done.stdout)
-    if verdict is None:
-        print(f"{slug}: grade exited with {done.returncode} and no verdict; its output:\n{done.stdout[-4000:]}")
-        return report.not_graded(slug, "error", BROKEN.format(f"the grader exited with code {done.returncode}"))
-    if done.returncode not in (0, 1):  # a usage error or a broken problem: the instructor's to fix
-        print(f"{slug}: grade exited with {done.returncode}: {verdict.get('message')}")
-        return report.not_graded(slug, "error", BROKEN.format(f"grade: {verdict.get('message')}"))
+        print(f"{slug}: grade's stderr:\n{done.stderr.decode(errors='replace').strip()}")
+    if not graded.graded:  # a usage error or a broken problem: the instructor's to fix
+        print(f"{slug}: no verdict: {graded.why_not()}; its output:\n{done.stdout.decode(errors='replace')[-4000:]}")
+        return report.not_graded(slug, "error", BROKEN.format(graded.why_not(said=False)))
+    verdict = graded.verdict
     print(f"{slug}: {verdict['status']} in {verdict.get('duration_s')} s (learner code confined: "
           f"{verdict.get('isolation')}): {verdict.get('message')}", flush=True)
     return verdict

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from grader.core.exits import Exit, usage_error
 from grader.core import kinds
 from grader.problem import problems
 from grader.problem.problems import Problem
@@ -186,17 +187,16 @@ def main(argv: list[str]) -> int:
         if args.folder.exists():
             raise problems.UsageError(f"{args.folder} exists; a handout is written to a new folder")
     except (problems.UsageError, problems.ProblemError) as exc:
-        print(f"grade: {exc}", file=sys.stderr)
-        return 2
+        return usage_error(str(exc))
     tty = sys.stderr.isatty()
     say = (lambda text: print(f"\r\x1b[K{text}", end="", file=sys.stderr, flush=True)) if tty else (lambda text: None)
     try:
         write(root, args.folder.resolve(), slugs, say)
     except (problems.ProblemError, RuntimeError) as exc:
-        print(f"\ngrade: the handout was not written: {exc}", file=sys.stderr)
-        return 2
+        print(file=sys.stderr)
+        return usage_error(f"the handout was not written: {exc}")
     if tty:
         print("\r\x1b[K", end="", file=sys.stderr)
     print(f"wrote {args.folder}: {len(slugs)} problem{'s' * (len(slugs) > 1)} without "
           f"{'their solutions' if len(slugs) > 1 else 'its solution'}")
-    return 0
+    return Exit.OK

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import argparse
 import keyword
-import sys
 
+from grader.core.exits import Exit, usage_error
 from grader.problem import problems
 
 MARKER = "TODO(author)"
@@ -211,19 +211,16 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     slug = args.slug
     if not (slug.isidentifier() and slug == slug.lower() and not keyword.iskeyword(slug)):
-        print(f"grade: {slug!r} cannot be a problem's name: use lower case letters, digits and _, "
-              "starting with a letter (it is also the module's and the function's name)", file=sys.stderr)
-        return 2
+        return usage_error(f"{slug!r} cannot be a problem's name: use lower case letters, digits and _, "
+                           "starting with a letter (it is also the module's and the function's name)")
     try:
         root = problems.find_root()
     except problems.UsageError as exc:
-        print(f"grade: {exc}", file=sys.stderr)
-        return 2
+        return usage_error(str(exc))
     taken = [f"{part}/{slug}" for part in ("problems", "solutions") if (root / part / slug).exists()]
     if taken:
-        print(f"grade: {' and '.join(taken)} already exist{'s' if len(taken) == 1 else ''}; "
-              "nothing was written (choose another name, or remove them first)", file=sys.stderr)
-        return 2
+        return usage_error(f"{' and '.join(taken)} already exist{'s' if len(taken) == 1 else ''}; "
+                           "nothing was written (choose another name, or remove them first)")
     written = files(slug)
     for rel, text in written.items():
         path = root / rel
@@ -236,4 +233,4 @@ def main(argv: list[str]) -> int:
           f"  grade check {slug}        lists what is left (its `authoring` row) and checks everything else\n"
           f"  grade check {slug} --update-golden   once the reference is right\n"
           "docs/authoring.md explains every file.")
-    return 0
+    return Exit.OK

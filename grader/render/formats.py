@@ -11,7 +11,7 @@ the platform's ``results.json`` object out; nothing is read, run or written here
   it as 0-point entries, passed or failed, for feedback.
 
 Everything that came from learner code (printed output, exception messages) is shown as text: control
-characters written out (:func:`grader.render.report.shown`), and Gradescope told to show every string as plain
+characters written out (:func:`grader.render.text.shown`), and Gradescope told to show every string as plain
 text, never as HTML or Markdown.
 """
 
@@ -20,8 +20,11 @@ from __future__ import annotations
 import math
 import re
 
-from grader.render.report import HEADLINES, LINE_CAP, cap, printed_section, shown
+from dataclasses import replace
+
 from grader.core.verdict import Status
+from grader.render import text
+from grader.render.text import LINE_CAP, cap, shown
 
 EXERCISM_VERSION = 3
 OUTPUT_LIMIT = 500  # characters of a test's output, exercism's limit (the note included)
@@ -140,7 +143,7 @@ def gradescope(verdicts: list[dict], points: float = 1.0, *, visibility: str = "
             tests.append({"name": f"{slug}: {shown(check['name'], LINE_CAP)}", "score": 0.0, "max_score": 0.0,
                           "status": "passed" if ok else "failed", "output": _check_message(check),
                           "visibility": visibility})
-        lines.append(f"{slug}: {_headline(verdict)} ({_number(earned)}/{_number(points)})")
+        lines.append(f"{slug}: {text.headline(verdict, text.PLATFORM, LINE_CAP)} ({_number(earned)}/{_number(points)})")
         extra[slug] = {"status": status, "isolation": verdict.get("isolation"),
                        "duration_s": verdict.get("duration_s")}
     score = sum(t["score"] for t in tests)
@@ -164,88 +167,16 @@ def _number(x: float) -> str:
     return f"{x:g}"
 
 
-def _headline(verdict: dict) -> str:
-    try:
-        headline = HEADLINES[Status(verdict.get("status"))]
-    except ValueError:
-        headline = str(verdict.get("status")).upper()
-    return f"{headline} - {shown(verdict.get('message') or '', LINE_CAP)}"
-
-
-# -- a problem nothing graded ---------------------------------------------------------------------------
-
-# -- the verdict as text --------------------------------------------------------------------------------
-
 def describe(verdict: dict, *, printed: bool = True) -> str:
-    """The verdict explained, as the text report does it from the JSON alone: the verdict line, the known
-    mistake or the diagnosis, the first wrong part and the parameter tree, the call that shows it with
-    its inputs, the expected and actual output or the traceback, broken properties and warnings, then
-    (where ``printed``) the end of what the code printed. No replay command: the learner who reads this
-    has no checkout to run it in."""
-    status = verdict.get("status")
-    lines = [_headline(verdict)]
-    if pitfall := verdict.get("pitfall"):
-        lines.append(f"Likely mistake ({pitfall['id']}): {pitfall['message']}")
-    if diagnosis := verdict.get("diagnosis"):
-        lines.append(f"Diagnosis: {shown(diagnosis['message'])}")
-    if part := verdict.get("first_wrong_part"):
-        lines += ["", f"First wrong part: {shown(part['path'], LINE_CAP) or 'the top-level module'}",
-                  f"  {shown(part['message'])}"]
-    if diff := verdict.get("params_diff"):
-        lines += [""] + [f"  {shown(line)}" for line in diff]
-    case = verdict.get("counterexample")
-    if case and status != Status.NOT_STARTED.value:
-        lines += _case_lines(case)
-    checks = verdict.get("checks") or []
-    broken = [f"Property broken ({shown(c['name'].removeprefix('property: '))}): {shown(c['message'])}"
-              for c in checks if c["status"] == Status.FAIL.value and c["name"].startswith("property: ")]
-    lines += [""] * bool(broken) + broken
-    lines += [line for c in checks if c["status"] == Status.WARN.value
-              for line in ("", f"Warning ({shown(c['name'])}): {shown(c['message'])}")]
-    if printed:
-        lines += printed_section(_printed(verdict.get("output") or ""), PRINTED_LINES)
-    return "\n".join(lines)
-
-
-def _case_lines(case: dict) -> list[str]:
-    lines = ["", f"Called {shown(case['call'])}"]
-    for name, value in (case.get("inputs") or {}).items():
-        if _is_array(value):
-            lines += [f"  {name} {value['dtype']}{list(value['shape'])} =",
-                      *(f"    {row}" for row in _grid(value["data"], value["shape"], value["dtype"]))]
-    error = case.get("error") or {}
-    if error.get("traceback"):
-        lines += ["", *(f"  {line}" for line in shown(error["traceback"], newlines=True).split("\n"))]
-    elif case.get("diff"):
-        diff = case["diff"]
-        if case.get("expected") is not None:
-            lines += ["", f"Expected {tuple(case['expected_shape'])}:",
-                      *(f"  {row}" for row in _grid(case["expected"], case["expected_shape"]))]
-        if case.get("actual") is not None:
-            shape = case.get("actual_shape") or [len(case["actual"])]
-            lines += ["", f"Got {tuple(shape)}{' (the first values)' * bool(case.get('actual_truncated'))}:",
-                      *(f"  {row}" for row in _grid(case["actual"], shape))]
-        where = f"; the worst at index {tuple(diff['worst_index'])}" if diff.get("worst_index") else ""
-        lines += ["", f"{shown(diff['message'])}{where}."]
-    return lines
+    """The verdict explained as the text report explains it (:func:`grader.render.text.render`), for a
+    platform's reader: without the problem's name (the platform says it), a replay command (there is no
+    checkout to run it in) or the timing; with ``printed``, the end of what the code printed."""
+    verdict = {**verdict, "output": _printed(verdict.get("output") or "")}
+    return text.render(verdict, replace(text.PLATFORM, printed_lines=PRINTED_LINES if printed else 0))
 
 
 def _is_array(value) -> bool:
     return isinstance(value, dict) and {"dtype", "shape", "data"} <= set(value)
-
-
-def _grid(values: list, shape: list, dtype: str | None = None) -> list[str]:
-    """``values`` (flat, non-finite ones as strings) in their shape where they fill it, else flat; an
-    output's whole numbers written as such, as the text report does."""
-    import numpy as np
-
-    arr = np.array([float(v) if isinstance(v, str) else v for v in values], dtype=dtype)
-    whole = arr.dtype.kind == "f" and arr.size and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))
-    if dtype is None and whole and np.all(np.abs(arr) < 1e6):
-        arr = arr.astype(np.int64)  # bucket indices and the like, written as whole numbers
-    if math.prod(shape) == arr.size:
-        arr = arr.reshape(shape)
-    return np.array2string(arr, precision=6, threshold=200, max_line_width=100).split("\n")
 
 
 def _check_message(check: dict) -> str:

@@ -43,6 +43,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.core.verdict import Isolation
 from grader.sandbox import pool
 from grader.sandbox.config import worker_env
 from grader.sandbox.pool import Spec, Worker
@@ -366,13 +367,13 @@ class Launch:
         self.learner.started()
         return None if self.learner.isolation == "namespaces" else (self.learner.refused or "not available here")
 
-    def isolation(self) -> str:
-        """How learner code is isolated: "namespaces", "user" (unconfined, as an unprivileged user; see
-        :mod:`grader.sandbox.pool`) or "none"."""
+    def isolation(self) -> Isolation:
+        """How learner code is isolated: in namespaces, as an unprivileged user (unconfined; see
+        :mod:`grader.sandbox.pool`) or not at all."""
         if self.refused() is None:
-            return "namespaces"
+            return Isolation.NAMESPACES
         self.learner.started()
-        return "user" if self.learner.isolation == "user" else "none"
+        return Isolation.USER if self.learner.isolation == "user" else Isolation.NONE
 
     @property
     def zygote(self) -> Zygote | None:

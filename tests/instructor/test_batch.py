@@ -18,6 +18,7 @@ import jsonschema
 import pytest
 
 from conftest import ROOT, left_behind, live_processes
+from grader.commands import graded as run
 from grader.instructor import batch
 from grader.render import report as report_module
 
@@ -207,23 +208,24 @@ sys.stdout.flush()
 time.sleep(600)
 """)
     started = time.monotonic()
-    done = batch.run_command([sys.executable, str(script)], 3.0, threading.Event())
+    graded = run.grade([sys.executable, str(script)], 3.0, threading.Event())
+    done = graded.done
     assert done.timed_out and done.returncode is None and time.monotonic() - started < 10
-    assert done.overflow and len(done.stdout) == batch.VERDICT_CAP
+    assert done.overflow and len(done.stdout) == run.VERDICT_CAP and graded.verdict is None
     grandchild = int(marker.read_text())
     deadline = time.monotonic() + 5
     while grandchild in live_processes() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert grandchild not in live_processes()
-    row, verdict = batch.outcome("rel_shift", batch.Submission("ann", tmp_path / "ann.py", tmp_path), done, 3.0)
+    row, verdict = batch.outcome("rel_shift", batch.Submission("ann", tmp_path / "ann.py", tmp_path), graded, 3.0)
     assert (row.status, row.score) == ("timeout", 0) and "within 3 s" in row.message
     jsonschema.validate(json.loads(verdict), report_module.SCHEMA)
 
 
 def test_a_command_without_a_verdict_is_an_error_row_with_its_last_words(tmp_path):
-    done = batch.run_command([sys.executable, "-c", "import sys; print('not json'); sys.exit('grade broke: reason')"],
-                             30.0, threading.Event())
-    assert done.returncode == 1 and not done.timed_out
-    row, verdict = batch.outcome("rel_shift", batch.Submission("ann", tmp_path / "ann.py", tmp_path), done, 30.0)
+    graded = run.grade([sys.executable, "-c", "import sys; print('not json'); sys.exit('grade broke: reason')"],
+                       30.0, threading.Event())
+    assert graded.done.returncode == 1 and not graded.done.timed_out and not graded.graded
+    row, verdict = batch.outcome("rel_shift", batch.Submission("ann", tmp_path / "ann.py", tmp_path), graded, 30.0)
     assert (row.status, row.score) == ("error", 0) and "grade broke: reason" in row.message
     jsonschema.validate(json.loads(verdict), report_module.SCHEMA)

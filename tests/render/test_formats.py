@@ -22,7 +22,7 @@ import pytest
 
 from conftest import ROOT
 from grader.instructor import gradescope
-from grader.render import formats
+from grader.render import formats, text
 from grader.sandbox import zygote
 from grader.render import report as report_module
 
@@ -216,7 +216,7 @@ def test_gradescope_scores_each_problem_all_or_nothing_with_its_checks_as_feedba
         assert set(entry) == GRADESCOPE_TEST_KEYS and entry["name"] == verdict["problem"]
         assert entry["max_score"] == 2.5 and entry["score"] == (2.5 if verdict["status"] == "pass" else 0.0)
         assert entry["status"] == ("passed" if entry["score"] == entry["max_score"] else "failed")
-        assert entry["output"].startswith(report_module.HEADLINES[verdict["status"]])
+        assert entry["output"].startswith(text.HEADLINES[verdict["status"]])
         if verdict["pitfall"]:
             assert verdict["pitfall"]["message"] in entry["output"]
         for check in verdict["checks"]:

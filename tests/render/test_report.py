@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from grader.problem import cases, problems
-from grader.render import report
+from grader.render import report, text
 from grader.core.compare import compare
 from grader.core.verdict import Check, Diagnosis, Outcome, Part, Pitfall, Status, Verdict
 
@@ -79,7 +79,7 @@ def test_a_pass_fits_the_schema_with_no_counterexample(t5):
                       checks=[Check("examples", Status.PASS, "1 of 1")], examples_run=21, duration_s=1.2)
     _, obj = as_json(t5, verdict)
     assert (obj["status"], obj["isolation"], obj["counterexample"]) == ("pass", "namespaces", None)
-    assert obj["checks"] == [{"name": "examples", "status": "pass", "message": "1 of 1"}]
+    assert obj["checks"] == [{"name": "examples", "status": "pass", "message": "1 of 1", "kind": "phase"}]
 
 
 def test_a_failure_fits_the_schema_with_expected_and_actual_values(t5):
@@ -119,9 +119,10 @@ def test_a_diagnosis_and_the_first_wrong_part_fit_the_schema_and_the_candidates_
     text, obj = as_json(t5, verdict)
     assert obj["diagnosis"] == {"id": "constant_factor", "message": "every value is 2 times the expected one"}
     assert obj["first_wrong_part"] == {"path": "decoder_0/self_attn",
-                                       "message": "SelfAttention(x: 1 × 3 × 8): 24 of 24 values differ"}
+                                       "message": "SelfAttention(x: 1 × 3 × 8): 24 of 24 values differ",
+                                       "details": ["Expected (3 × 8):", "  [0] 0.1 0.2"]}
     assert set(obj) == set(report.SCHEMA["required"])
-    assert "candidates" not in text and "no_clamp" not in text and "Expected (3" not in text
+    assert "candidates" not in text and "no_clamp" not in text
 
 
 def test_a_verdict_without_them_says_null_for_both(t5):
@@ -175,7 +176,7 @@ def test_json_stays_under_1_mib_when_every_learner_string_is_as_long_and_escaped
 def test_printed_output_is_capped_in_the_json_even_past_the_run_layers_cut(t5):
     verdict = Verdict(t5.slug, Status.PASS, "ok", output="x" * 10 * MiB)
     _, obj = as_json(t5, verdict)
-    assert len(obj["output"]) < 2 * report.OUTPUT_CAP
+    assert len(obj["output"]) < 2 * text.OUTPUT_CAP
 
 
 # -- text: learner text is shown, not obeyed --------------------------------------------------------------
@@ -218,7 +219,7 @@ def test_the_json_escapes_control_characters_too(t5):
 # -- text: what it shows ---------------------------------------------------------------------------------
 
 def test_the_isolation_note_appears_when_code_ran_without_isolation(t5):
-    text = report.to_text(t5, Verdict(t5.slug, Status.PASS, "ok", isolation="none"), None)
+    text = report.to_text(t5, Verdict(t5.slug, Status.PASS, "ok", isolation="none", examples_run=3), None)
     assert text.count("without isolation") == 1
 
 

@@ -3,6 +3,7 @@ first wrong part), broken properties, tracebacks that keep the learner's own fra
 (a plural, an ellipsis, a relative error that cannot be 0). Verdicts are built by hand; tracebacks come
 from real exceptions, described in this process as the worker describes them."""
 
+import json
 import re
 import types
 
@@ -10,10 +11,10 @@ import numpy as np
 import pytest
 
 from grader.problem import problems
-from grader.render import report
+from grader.render import report, text
 from grader.sandbox import protocol, worker
 from grader.core.compare import compare
-from grader.core.verdict import Check, Diagnosis, Outcome, Part, Pitfall, Status, Verdict
+from grader.core.verdict import Check, CheckKind, Diagnosis, Outcome, Part, Pitfall, Status, Verdict
 
 from conftest import ROOT
 
@@ -52,8 +53,8 @@ def test_pitfall_diagnosis_parameters_first_wrong_part_grid_and_properties_read_
         params_diff=["Your parameter tree differs:", "missing parameter params/w (4,)"],
         first_wrong_part=Part("decoder_0/self_attn", "SelfAttention called with x (1 × 3 × 8): 3 of 24 values differ",
                               details=["Expected (3 × 8):", "  [0] 1 2 3"]),
-        checks=[Check("property: depends only on offset", Status.FAIL, "cells (0, 1) and (1, 2) differ"),
-                Check("property: symmetric buckets", Status.PASS, "holds"),
+        checks=[Check("property: depends only on offset", Status.FAIL, "cells (0, 1) and (1, 2) differ", CheckKind.PROPERTY),
+                Check("property: symmetric buckets", Status.PASS, "holds", CheckKind.PROPERTY),
                 Check("jit", Status.WARN, "graded eagerly")])
     lines = report.to_text(t5, verdict, "grade t5_relative_pos --replay case.json").splitlines()
     assert lines[:12] == [
@@ -126,19 +127,19 @@ def test_a_relative_error_elsewhere_is_a_number(rmsnorm):
 
 def test_a_grid_marks_the_columns_it_hides_on_either_side(rmsnorm):
     arr = np.arange(2 * 30, dtype=np.float32).reshape(2, 30)
-    right = report._grid(arr, rmsnorm, (0, 29), width=2)  # columns 18..29 shown, 0..17 hidden on the left
+    right = text._grid(arr, rmsnorm.axis_names, (0, 29), width=2)  # columns 18..29 shown, 0..17 hidden on the left
     assert right[0].split()[:2] == ["...", "18"] and right[0].endswith("29")
     assert all(row.split()[1] == "..." for row in right[1:])  # after the row label
-    middle = report._grid(arr, rmsnorm, (0, 15), width=2)
+    middle = text._grid(arr, rmsnorm.axis_names, (0, 15), width=2)
     assert middle[0].split()[0] == "..." and middle[0].endswith(" ...")
-    left = report._grid(arr, rmsnorm, (0, 0), width=2)
+    left = text._grid(arr, rmsnorm.axis_names, (0, 0), width=2)
     assert "..." not in left[0].split()[0] and left[0].endswith(" ...")
     assert not any("..." in row for row in left[1:])
 
 
 def test_a_grid_keeps_its_columns_aligned_under_the_left_marker(t5):
     arr = np.arange(30 * 30, dtype=np.float32).reshape(30, 30)
-    lines = report._grid(arr, t5, (29, 29), width=3)
+    lines = text._grid(arr, t5.axis_names, (29, 29), width=3)
     head, rows = lines[0], [line for line in lines[1:] if line.strip() != "..."]
     assert head.split()[0] == "..." and "(j)" in head
     assert lines[1].strip() == "..."  # rows hidden above
@@ -354,7 +355,7 @@ def test_the_report_bounds_a_traceback_a_worker_sent_too_long_keeping_its_last_l
                              "during": "call", "traceback": tb})
     lines = report.to_text(t5, Verdict(t5.slug, Status.ERROR, "raised", counterexample=outcome), None).splitlines()
     shown = lines[lines.index("  Traceback (most recent call last):"):lines.index("  ValueError: bad") + 1]
-    assert len(shown) == report.TRACEBACK_LINES and "  ... 443 lines left out ..." in shown
+    assert len(shown) == text.TRACEBACK_LINES and "  ... 443 lines left out ..." in shown
 
 
 def test_an_error_while_loading_the_file_shows_its_traceback_too(tmp_path, t5):
@@ -435,3 +436,35 @@ def test_a_three_dimensional_output_says_which_other_slices_are_wrong(t5):
     lines = report.to_text(t5, Verdict(t5.slug, Status.FAIL, c.message, counterexample=outcome), None).splitlines()
     assert "  slice [3, :, :]" in lines  # the worst
     assert "Slices with wrong values: 2 of 4 ([1, :, :], [3, :, :]); the grids above show [3, :, :]." in lines
+
+
+# -- one renderer ---------------------------------------------------------------------------------------
+
+def test_the_json_object_renders_as_the_command_line_report(t5):
+    """The notebook and the platforms render the `--json` object; the command line renders the same object
+    with its arrays whole: where they fit the JSON, the two texts are one."""
+    verdict = failing(t5, pitfall=Pitfall("swapped_direction", "You swapped i and j."),
+                      first_wrong_part=Part("encoder_0", "differs", details=["Expected (2 × 2):", "  [0] 1 2"]),
+                      checks=[Check("property: depends only on offset", Status.FAIL, "cells differ", CheckKind.PROPERTY),
+                              Check("jit", Status.WARN, "graded eagerly")],
+                      output="hello\n", examples_run=3, duration_s=0.5)
+    replay = "grade t5_relative_pos --replay case.json"
+    from_json = text.render(json.loads(report.to_json(t5, verdict, replay)))
+    assert from_json == report.to_text(t5, verdict, replay)
+    assert "Mismatches (x):" in from_json and "Property broken (depends only on offset)" in from_json
+
+
+def test_a_json_object_with_only_the_first_values_shows_them_flat(t5):
+    verdict = json.loads(report.to_json(t5, failing(t5), None))
+    case = verdict["counterexample"]
+    case["expected"], case["actual"], case["diff"]["mismatch"] = case["expected"][:5], case["actual"][:5], None
+    lines = text.render(verdict).splitlines()
+    assert "Expected (4 × 4) (the first values):" in lines and "Got (the first values):" in lines
+    assert "Mismatches (x):" not in lines and any(line.startswith("1 of 16 values wrong") for line in lines)
+
+
+def test_a_platform_result_has_no_name_replay_or_timing(t5):
+    verdict = json.loads(report.to_json(t5, failing(t5, examples_run=2, duration_s=0.5, isolation="none"), "grade x"))
+    lines = text.render(verdict, text.PLATFORM).splitlines()
+    assert lines[0].startswith("FAIL - ")
+    assert not any(line.startswith(("Replay", "(2 cases")) or "without isolation" in line for line in lines)
