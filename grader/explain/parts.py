@@ -76,18 +76,26 @@ def difference(session, call: dict, arrays: list, reply) -> tuple[str, list[str]
     if not reply.ok:
         return f"it raised {error_message(reply.error)}", []
     result = reply.result
-    if result.array is None:
-        return f"it returned {result.type} {list(result.shape or [])}, not an array", []
+    if result.type != "array":
+        return f"it returned a value of type {result.type}, not an array", []
+    if result.shape is not None and tuple(result.shape) != expected.shape:
+        return f"it returned shape {tuple(result.shape)}, expected {tuple(expected.shape)}", []
+    if result.array is None:  # its bytes did not come back: a dtype the grader does not read, or too many
+        return (f"it returned an array of dtype {result.dtype} (shape {tuple(result.shape or ())}), where a "
+                f"{expected.dtype.name} array was expected"), []
     actual = result.array
     if actual.shape != expected.shape:
         return f"it returned shape {tuple(actual.shape)}, expected {tuple(expected.shape)}", []
     problem = session.problem
     e64, a64 = expected.astype(np.float64), actual.astype(np.float64)
     with np.errstate(invalid="ignore"):
-        bad = ~(np.abs(a64 - e64) <= problem.atol + problem.rtol * np.abs(e64))
+        same = (a64 == e64) | (np.isnan(a64) & np.isnan(e64))  # the same infinity, or NaN, where the reference has it
+        close = np.isfinite(e64) & (np.abs(a64 - e64) <= problem.atol + problem.rtol * np.abs(e64))
+        bad = ~(same | close)
     if not bad.any():
         return None
-    err = np.where(bad, np.nan_to_num(np.abs(a64 - e64), nan=np.inf), -1.0)
+    with np.errstate(invalid="ignore"):
+        err = np.where(bad, np.nan_to_num(np.abs(a64 - e64), nan=np.inf), -1.0)
     worst = np.unravel_index(int(np.argmax(err)), expected.shape)
     sentence = (f"{int(bad.sum())} of {expected.size} values of its output differ, the worst at "
                 f"{tuple(int(i) for i in worst)}: expected {expected[worst]:.6g}, got {actual[worst]:.6g}")
