@@ -265,8 +265,7 @@ class Session:
             try:
                 self.memo[digest] = self._receive(self.bound, worker=fetch.worker)
             except WorkerFailure as failure:
-                if fetch.worker is not self.learner:
-                    fetch.pending.insert(0, digest)
+                if fetch.worker is not self.learner:  # the second worker: its cases are asked again one by one
                     self._drop(fetch)
                     return
                 if fetch.received == 1:  # that case alone: the verdict is known

@@ -38,6 +38,7 @@ MAX_REPLY_HEADER = 1 << 20
 MAX_REQUEST_HEADER = 1 << 26  # from the grader: trusted, but bounded all the same
 MAX_TEXT = 8192  # characters kept of any one string a worker sends
 MAX_DIMS = 32
+MAX_ELEMENTS = 1 << 48  # of an array's shape with its empty axes counted as 1 (NumPy indexes with 64-bit offsets)
 MAX_ARRAYS = 4096  # arrays in one message (a model's recorded module calls have hundreds)
 ERROR_KINDS = ("exception", "not_implemented", "memory", "exit", "signature")
 
@@ -116,6 +117,8 @@ def _check_spec(spec) -> tuple[str, tuple[int, ...], int]:
 
     if name in DECODABLE and nbytes != math.prod(shape) * np.dtype(name).itemsize:
         raise ProtocolError(f"{nbytes} bytes do not make a {name} array of shape {shape}")
+    if math.prod(max(d, 1) for d in shape) > MAX_ELEMENTS:  # an empty array whose other axes NumPy cannot index
+        raise ProtocolError(f"an array of shape {shape}: more elements along its axes than an array may have")
     return name, shape, nbytes
 
 
@@ -200,7 +203,8 @@ def parse_reply(header: dict, arrays: list, expect: str) -> Reply:
         values = None
         if "paths" in header:
             paths = header["paths"]
-            if params is None or not (isinstance(paths, list) and sorted(paths) == sorted(params)
+            if params is None or not (isinstance(paths, list) and all(isinstance(p, str) for p in paths)
+                                      and sorted(paths) == sorted(params)
                                       and len(paths) == len(arrays)):
                 raise ProtocolError("parameter values that do not match the parameter tree")
             values = dict(zip(paths, arrays))

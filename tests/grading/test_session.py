@@ -1,0 +1,538 @@
+"""How a grading session schedules its work, with workers and a reference side faked in this process.
+
+A :class:`FakeWorker` stands for the learner's worker (:class:`grader.sandbox.pool.Worker`: the ``request``,
+``receive``, ``kill`` and ``close`` that :class:`grader.grading.engine.Session` calls): it answers its requests
+in the order they came, each call as the test says, and dies where the test says. It refuses to be waited
+on where no reply is due or where another kind of reply is due, as a real worker would hang or break the
+protocol there. :class:`FakeTrusted` stands for the reference's side; the clock is the test's.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from grader.core import kinds
+from grader.core.verdict import Status
+from grader.grading import engine
+from grader.problem import problems
+from grader.sandbox.pool import READY_SECONDS, Output, WorkerFailure
+from grader.sandbox.protocol import Reply, Result
+
+PROBLEM = problems.load(ROOT, "t5_relative_pos")  # four int arguments (each a signature of its own), float32 (T, T)
+CALL_SECONDS, PROBLEM_SECONDS = 20.0, 60.0
+
+
+def case(seed: int, T: int = 2) -> dict:
+    return {"seed": seed, "T": T, "num_buckets": 8, "max_distance": 20}
+
+
+def expected(args: dict) -> np.ndarray:
+    """The reference's flat output: a different one for every case."""
+    return np.arange(args["T"] ** 2, dtype=np.float32) + 100 * args["seed"] + args["T"]
+
+
+def answered(output: np.ndarray, together: bool = False) -> Reply:
+    return Reply(ok=True, result=Result("array", output.dtype.name, output.shape, output), seconds=0.1,
+                 jit_used=True, together=together)
+
+
+def right(args: dict) -> Reply:
+    return answered(expected(args))
+
+
+def wrong(args: dict) -> Reply:
+    return answered(expected(args) + 1)
+
+
+def raised(kind: str = "exception", during: str = "call") -> Reply:
+    return Reply(ok=False, error={"kind": kind, "type": "ValueError", "message": "boom", "file": None, "line": None,
+                                  "during": during, "traceback": ""})
+
+
+def on(bad: dict, then, otherwise=right):
+    """An answer function: ``then`` on ``bad`` (a reply, a failure, a :class:`Late` one, or a function of the
+    args that gives one), else ``otherwise``."""
+    def answer(args: dict):
+        if args != bad:
+            return otherwise(args)
+        return then(args) if callable(then) else then
+    return answer
+
+
+CRASH = WorkerFailure("crash", "the process died on signal SIGSEGV")
+LOADED = Reply(ok=True)
+CANCELLED = Reply(ok=True, op="cancelled")
+ACCEPTS = {"loaded": {"load"}, "result": {"batch", "call"}, "cancel": {"batch", "call", "cancelled"}}
+
+
+class FakeWorker:
+    """Answers each request in order: a load with ``load``, each call of a batch with ``answer(args)``, a single
+    call with ``single(args)`` (default ``answer``). An answer that is a WorkerFailure is where the worker
+    dies: waiting for it raises it, and nothing comes after. A cancel keeps ``in_flight`` batch answers (those
+    already on their way) and drops the rest of the batch."""
+
+    def __init__(self, answer=right, *, single=None, load=LOADED, in_flight: int = 0):
+        self.answer, self.single, self.load, self.in_flight = answer, single or answer, load, in_flight
+        self.requests: list[dict] = []
+        self.waits: list[tuple[str, float, int, float]] = []  # (expect, timeout, max_bytes, ready_seconds)
+        self.due: deque = deque()  # (kind, reply or failure), in the order the replies come
+        self.ended = self.killed = self.closed = False
+        self.output = Output()
+
+    def ops(self) -> list[str]:
+        return [r["op"] for r in self.requests]
+
+    def calls(self) -> list[dict]:
+        """The arguments of each single call asked, in order."""
+        return [args_of(r["args"]) for r in self.requests if r["op"] == "call"]
+
+    def batches(self) -> list[list[dict]]:
+        return [[args_of(c["args"]) for c in r["calls"]] for r in self.requests if r["op"] == "batch"]
+
+    def request(self, header: dict, arrays: list = ()) -> None:
+        self.requests.append(header)
+        op = header["op"]
+        if op == "load":
+            self.due.append(("load", self.load))
+        elif op == "batch":
+            self.due.extend(("batch", self.answer(args_of(c["args"]))) for c in header["calls"])
+        elif op == "call":
+            self.due.append(("call", self.single(args_of(header["args"]))))
+        elif op == "cancel":
+            batch = [d for d in self.due if d[0] == "batch"][:self.in_flight]
+            self.due = deque([d for d in self.due if d[0] != "batch"] + batch + [("cancelled", CANCELLED)])
+        else:
+            raise AssertionError(f"an unexpected request {op!r}")
+
+    def receive(self, timeout: float, max_bytes: int = 0, expect: str = "result",
+                ready_seconds: float = READY_SECONDS) -> Reply:
+        self.waits.append((expect, timeout, max_bytes, ready_seconds))
+        if self.ended:
+            raise WorkerFailure("crash", "the worker has ended")
+        assert self.due, f"the session waits for a {expect!r} reply where none is due"
+        kind, reply = self.due.popleft()
+        if isinstance(reply, Late):
+            reply = reply.happen()
+        if isinstance(reply, WorkerFailure):
+            self.ended = True
+            raise reply
+        assert kind in ACCEPTS[expect], f"the session waits for a {expect!r} reply where a {kind!r} reply is due"
+        return reply
+
+    def kill(self) -> None:
+        self.killed = self.ended = True
+
+    def close(self) -> None:
+        self.closed = self.ended = True
+
+
+def args_of(entries: list[dict]) -> dict:
+    return {e["name"]: e["value"] for e in entries}
+
+
+class FakeTrusted:
+    """The reference's side: its outputs are :func:`expected`'s; those in ``kept`` are cached. As the real
+    one, it keeps what a batch answered before the case collected, and a case not in a batch is the answer
+    to the last single request."""
+
+    recorded = False
+
+    def __init__(self, kept: list[dict] = ()):
+        self.kept = {self.digest(a): expected(a) for a in kept}
+        self.deadline: float | None = None
+        self.worker = None  # the graded module runs in a worker of its own
+        self.pending: list[dict] = []
+        self.batches: list[list[dict]] = []
+        self.asked: list[dict] = []
+
+    def digest(self, args: dict) -> str:
+        return kinds.args_digest(PROBLEM.args, args)
+
+    def cached(self, key: str, args: dict, jit: bool = True):
+        return self.kept.get(self.digest(args))
+
+    def request_batch(self, key: str, cases: list[dict]) -> None:
+        self.batches.append(list(cases))
+        self.pending = list(cases)
+
+    def is_pending(self, key: str, args: dict) -> bool:
+        return args in self.pending
+
+    def request(self, key: str, args: dict, jit: bool = True) -> None:
+        self.asked.append(args)
+
+    def collect(self, key: str, args: dict, timeout: float = 300) -> np.ndarray:
+        if args in self.pending:
+            while self.pending:
+                done = self.pending.pop(0)
+                self.kept[self.digest(done)] = expected(done)
+                if done == args:
+                    break
+        else:
+            assert self.asked and self.asked[-1] == args, f"the reference was never asked for {args}"
+        return expected(args)
+
+    def accept_also(self, args: dict, expected: np.ndarray):
+        return None
+
+    def acknowledge(self) -> None:
+        pass
+
+
+class FakeLaunch:
+    spec = "the learner's spec"
+
+    def __init__(self, learner: FakeWorker, zygote=None):
+        self.learner, self.zygote = learner, zygote
+
+    def isolation(self) -> str:
+        return "namespaces"
+
+    def close(self) -> None:
+        pass
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def at(self, seconds: float, then) -> Late:
+        """``then``, a reply or a failure, once the clock reads ``seconds`` past its start (the session's)."""
+        return Late(self, 1000.0 + seconds, then)
+
+
+class Late:
+    """A reply or a failure that comes when the clock reads ``when``: the clock moves as it is awaited."""
+
+    def __init__(self, clock: Clock, when: float, then):
+        self.clock, self.when, self.then = clock, when, then
+
+    def happen(self):
+        self.clock.now = self.when
+        return self.then
+
+
+@pytest.fixture
+def clock(monkeypatch) -> Clock:
+    clock = Clock()
+    monkeypatch.setattr(engine, "time", SimpleNamespace(monotonic=clock))
+    return clock
+
+
+@pytest.fixture
+def spares(monkeypatch) -> list[FakeWorker]:
+    """The workers the session may start (a fresh one after a death, a second one), in that order."""
+    spares: list[FakeWorker] = []
+
+    def start(spec, zygote):
+        assert spec == FakeLaunch.spec
+        assert spares, "the session started a worker where it should not have"
+        return spares.pop(0)
+
+    monkeypatch.setattr(engine, "Worker", start)
+    return spares
+
+
+@pytest.fixture
+def session(tmp_path, clock, spares):
+    """``session(learner, kept=(), zygote=None)``: a session, its learner's file sent to ``learner`` to load."""
+    path = tmp_path / "t5_relative_pos.py"
+    path.write_text("def t5_relative_pos(seed, T, num_buckets, max_distance):\n    ...\n")
+
+    def make(learner: FakeWorker, kept: list[dict] = (), zygote=None) -> engine.Session:
+        options = engine.Options(call_seconds=CALL_SECONDS, problem_seconds=PROBLEM_SECONDS)
+        made = engine.Session(PROBLEM, path, options, trusted=FakeTrusted(kept), launch=FakeLaunch(learner, zygote))
+        made.load()
+        return made
+
+    return make
+
+
+def statuses(s: engine.Session, cases: list[dict]) -> list[Status]:
+    return [s.evaluate("case", args).status for args in cases]
+
+
+CASES = [case(0), case(1), case(2), case(3)]
+
+
+# -- one batch, answers matched to their cases ---------------------------------------------------------
+
+
+def test_a_batch_goes_out_once_in_order_and_each_answer_reaches_its_own_case(session):
+    learner = FakeWorker()
+    s = session(learner)
+    s.prefetch(CASES + [case(1)])
+    assert learner.ops() == ["load", "batch"] and learner.batches() == [CASES]  # each case once, in order
+    assert s.trusted.batches == [CASES]
+    assert statuses(s, [CASES[2], CASES[0], CASES[3], CASES[1]]) == [Status.PASS] * 4
+    assert learner.ops() == ["load", "batch"]  # every answer came from the batch
+    assert s.cases == 4 and not s.memo
+
+
+def test_only_the_reference_outputs_not_kept_are_asked_for(session):
+    s = session(FakeWorker(), kept=[CASES[0], CASES[2]])
+    s.prefetch(CASES)
+    assert s.trusted.batches == [[CASES[1], CASES[3]]]
+    assert statuses(s, CASES) == [Status.PASS] * 4
+
+
+def test_a_wrong_answer_fails_its_own_case_only(session):
+    s = session(FakeWorker(on(CASES[2], wrong)))
+    s.prefetch(CASES)
+    assert statuses(s, CASES) == [Status.PASS, Status.PASS, Status.FAIL, Status.PASS]
+
+
+@pytest.mark.parametrize("alone, status, calls", [(right, Status.PASS, 1), (wrong, Status.FAIL, 1),
+                                                  (None, Status.FAIL, 0)],
+                         ids=["right alone", "wrong alone too", "not traced together"])
+def test_a_failure_of_answers_traced_together_is_confirmed_alone(session, alone, status, calls):
+    together = (lambda args: answered(expected(args) + 0.5, together=True)) if alone else wrong
+    learner = FakeWorker(on(CASES[1], together), single=alone)
+    s = session(learner)
+    s.prefetch(CASES[:2])
+    assert statuses(s, CASES[:2]) == [Status.PASS, status]
+    assert learner.calls() == [CASES[1]] * calls
+    assert s.cases == 2  # the case counts once
+
+
+# -- a case that fails, a worker that fails --------------------------------------------------------------
+
+
+def test_an_error_on_one_case_is_that_case_s_verdict_and_the_rest_go_on(session):
+    learner = FakeWorker(on(CASES[1], raised()))
+    s = session(learner)
+    s.prefetch(CASES)
+    outcomes = [s.evaluate("case", args) for args in CASES]
+    assert [o.status for o in outcomes] == [Status.PASS, Status.ERROR, Status.PASS, Status.PASS]
+    assert outcomes[1].message == "ValueError in your function: boom (your file)" and outcomes[1].args == CASES[1]
+    assert learner.ops() == ["load", "batch"]
+
+
+@pytest.mark.parametrize("kind, at, status", [("memory", 1, Status.ERROR), ("exit", 1, Status.ERROR),
+                                              ("signature", 1, Status.ERROR),
+                                              ("not_implemented", 0, Status.NOT_STARTED)])
+def test_an_error_that_no_other_case_could_pass_ends_the_run(session, kind, at, status):
+    s = session(FakeWorker(on(CASES[at], raised(kind))))
+    s.prefetch(CASES)
+    assert statuses(s, CASES[:at]) == [Status.PASS] * at
+    with pytest.raises(engine.StopGrading) as stop:
+        s.evaluate("case", CASES[at])
+    assert (stop.value.outcome.status, stop.value.outcome.args) == (status, CASES[at])
+
+
+def test_not_implemented_after_a_case_ran_is_an_error_of_that_case(session):
+    s = session(FakeWorker(on(CASES[1], raised("not_implemented"))))
+    s.prefetch(CASES)
+    assert statuses(s, CASES) == [Status.PASS, Status.ERROR, Status.PASS, Status.PASS]
+
+
+@pytest.mark.parametrize("failure, status, message", [
+    (CRASH, Status.ERROR, "the process running your code stopped: the process died on signal SIGSEGV"),
+    (WorkerFailure("killed", "killed (SIGKILL)"), Status.ERROR,
+     "the process running your code stopped: killed (SIGKILL)"),
+    (WorkerFailure("memory", "out of memory"), Status.ERROR,
+     "your code exceeded the memory limit of 3072 MiB (out of memory)"),
+    (WorkerFailure("protocol", "bad"), Status.ERROR, "the process running your code broke the grader's protocol: bad"),
+    (WorkerFailure("isolation", "learner code could not be isolated"), Status.ERROR,
+     "learner code could not be isolated"),
+    (WorkerFailure("timeout", "no answer within 20 s"), Status.TIMEOUT,
+     "your function did not return within 20 s (the limit for one call); is there an endless loop?"),
+], ids=lambda v: v.kind if isinstance(v, WorkerFailure) else None)
+def test_a_worker_that_fails_on_the_first_case_of_its_batch_ends_the_run_on_that_case(session, spares, failure,
+                                                                                     status, message):
+    spares.append(FakeWorker())  # (not to be started: the failing case is known)
+    s = session(FakeWorker(on(CASES[0], failure)))
+    s.prefetch(CASES)
+    with pytest.raises(engine.StopGrading) as stop:
+        s.evaluate("case", CASES[0])
+    assert (stop.value.outcome.status, stop.value.outcome.message, stop.value.outcome.args) == (status, message,
+                                                                                              CASES[0])
+    assert len(spares) == 1
+
+
+def test_a_worker_that_dies_partway_through_a_batch_is_replaced_and_asked_case_by_case(session, spares):
+    first, fresh = FakeWorker(on(CASES[1], CRASH)), FakeWorker()
+    spares.append(fresh)
+    s = session(first)
+    s.prefetch(CASES)
+    assert statuses(s, CASES) == [Status.PASS] * 4
+    assert first.closed and s.learner is fresh
+    assert fresh.ops() == ["load", "call", "call", "call"] and fresh.calls() == CASES[1:]
+    assert fresh.waits[0][0] == "loaded"  # loaded before it is asked anything
+
+
+def test_a_case_that_kills_the_fresh_worker_too_ends_the_run_on_it(session, spares):
+    spares.append(FakeWorker(on(CASES[1], CRASH)))
+    s = session(FakeWorker(on(CASES[1], CRASH)))
+    s.prefetch(CASES)
+    assert statuses(s, CASES[:1]) == [Status.PASS]
+    with pytest.raises(engine.StopGrading) as stop:
+        s.evaluate("case", CASES[1])
+    assert stop.value.outcome.args == CASES[1] and "SIGSEGV" in stop.value.outcome.message
+    assert not spares  # one restart, no more
+
+
+@pytest.mark.parametrize("load, status, message", [
+    (raised("not_implemented", "import"), Status.NOT_STARTED, "your function still raises NotImplementedError"),
+    (raised("exception", "import"), Status.ERROR, "ValueError while importing your file: boom"),
+    (CRASH, Status.ERROR, "the process running your code stopped"),
+], ids=["not implemented", "raises", "dies"])
+def test_a_file_that_does_not_load_ends_the_run_before_any_case(session, load, status, message):
+    learner = FakeWorker(load=load)
+    s = session(learner)
+    with pytest.raises(engine.StopGrading) as stop:
+        s.prefetch(CASES)
+    assert (stop.value.outcome.name, stop.value.outcome.status) == ("loading your file", status)
+    assert stop.value.outcome.message.startswith(message)
+    assert learner.ops() == ["load"]
+
+
+# -- cancelling --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("in_flight", [0, 1, 3])
+def test_cancelling_keeps_the_answers_on_their_way_and_drops_the_rest(session, in_flight):
+    learner = FakeWorker(in_flight=in_flight)
+    s = session(learner)
+    s.prefetch(CASES)
+    assert statuses(s, CASES[:1]) == [Status.PASS]
+    s.cancel_pending()
+    assert learner.ops() == ["load", "batch", "cancel"] and learner.waits[-1][0] == "cancel"
+    s.cancel_pending()  # nothing left to cancel
+    assert learner.ops() == ["load", "batch", "cancel"]
+    assert statuses(s, CASES[1:]) == [Status.PASS] * 3
+    assert learner.calls() == CASES[1 + in_flight:]  # those dropped, asked again one by one
+
+
+def test_a_second_worker_not_yet_loaded_is_dropped_on_cancel(session, spares):
+    learner, second = FakeWorker(), FakeWorker()
+    spares.append(second)
+    s = session(learner, kept=CASES, zygote=object())
+    s.prefetch(CASES)
+    s.cancel_pending()
+    assert second.killed and "cancel" not in second.ops()
+    assert learner.ops()[-1] == "cancel"
+
+
+# -- a second worker -------------------------------------------------------------------------------------
+
+
+def test_with_the_reference_kept_a_second_worker_takes_every_other_signature(session, spares):
+    learner, second = FakeWorker(), FakeWorker()
+    spares.append(second)
+    s = session(learner, kept=CASES, zygote=object())
+    s.prefetch(CASES)
+    assert learner.batches() == [[CASES[0], CASES[2]]]
+    assert second.ops() == ["load", "batch"] and second.batches() == [[CASES[1], CASES[3]]]
+    assert statuses(s, CASES) == [Status.PASS] * 4
+    assert second.waits[0][0] == "loaded" and not s.trusted.batches
+    assert learner.calls() == [] and s.second is second
+
+
+def test_without_a_zygote_or_with_the_reference_to_compute_one_worker_takes_all(session, spares):
+    spares.append(FakeWorker())
+    s = session(FakeWorker(), kept=CASES)  # no zygote
+    s.prefetch(CASES)
+    assert s.learner.batches() == [CASES]
+    s = session(FakeWorker(), kept=CASES[1:], zygote=object())  # the reference computes one
+    s.prefetch(CASES)
+    assert s.learner.batches() == [CASES] and len(spares) == 1
+
+
+@pytest.mark.parametrize("second", [lambda: FakeWorker(load=raised()), lambda: FakeWorker(on(CASES[1], CRASH))],
+                         ids=["cannot load", "dies"])
+def test_what_a_second_worker_leaves_unanswered_the_first_answers_case_by_case(session, spares, second):
+    learner, second = FakeWorker(), second()
+    spares.append(second)
+    s = session(learner, kept=CASES, zygote=object())
+    s.prefetch(CASES)
+    assert statuses(s, CASES) == [Status.PASS] * 4
+    assert second.killed
+    assert CASES[1] in learner.calls() and CASES[3] in learner.calls()
+
+
+# -- the time limits ---------------------------------------------------------------------------------------
+
+
+def test_each_wait_is_cut_to_the_time_left(session, clock):
+    learner = FakeWorker()
+    s = session(learner)
+    s.prefetch(CASES)
+    assert learner.waits[-1][:2] == ("loaded", CALL_SECONDS) and learner.waits[-1][3] == PROBLEM_SECONDS
+    clock.now += PROBLEM_SECONDS - 5
+    s.evaluate("case", CASES[0])
+    assert learner.waits[-1][:2] == ("result", 5) and learner.waits[-1][3] == 5
+
+
+def test_past_the_deadline_nothing_more_is_awaited_and_the_run_ends_on_time(session, clock):
+    learner = FakeWorker()
+    s = session(learner)
+    s.prefetch(CASES)
+    waits = len(learner.waits)
+    clock.now += PROBLEM_SECONDS + 1
+    with pytest.raises(engine.StopGrading) as stop:
+        s.evaluate("case", CASES[0])
+    assert stop.value.outcome.status == Status.TIMEOUT
+    assert stop.value.outcome.message == "grading ran past the limit of 60 s for the whole problem"
+    assert len(learner.waits) == waits
+
+
+def test_a_call_that_times_out_as_the_run_s_time_ends_is_the_run_s_timeout(session, clock):
+    timeout = WorkerFailure("timeout", "no answer within 20 s")
+    s = session(FakeWorker(on(CASES[0], clock.at(PROBLEM_SECONDS + 1, timeout))))
+    s.prefetch(CASES)
+    with pytest.raises(engine.StopGrading) as stop:
+        s.evaluate("case", CASES[0])
+    assert stop.value.outcome.status == Status.TIMEOUT and "for the whole problem" in stop.value.outcome.message
+    assert stop.value.outcome.args == CASES[0]
+
+
+def test_the_reference_side_gets_the_run_s_deadline(session, clock):
+    s = session(FakeWorker())
+    assert s.trusted.deadline == clock.now + PROBLEM_SECONDS == s.deadline
+
+
+# -- answers for diagnosis -------------------------------------------------------------------------------
+
+
+def doubled(args: dict) -> Reply:
+    return answered(expected(args) * 2)
+
+
+def test_answers_reuse_the_outputs_seen_and_ask_the_rest_in_one_batch(session):
+    learner = FakeWorker(doubled)
+    s = session(learner)
+    s.prefetch(CASES[:1])
+    assert statuses(s, CASES[:1]) == [Status.FAIL]
+    got = s.answers([CASES[0], CASES[1], CASES[2], CASES[1]])
+    assert learner.batches()[-1] == [CASES[1], CASES[2]]
+    assert [g.tolist() for g in got] == [(expected(a) * 2).tolist() for a in [CASES[0], CASES[1], CASES[2], CASES[1]]]
+
+
+def test_answers_stop_at_a_worker_that_fails_and_leave_the_rest_unknown(session):
+    learner = FakeWorker(on(CASES[2], CRASH, doubled))
+    s = session(learner)
+    s.prefetch(CASES[:1])
+    assert statuses(s, CASES[:1]) == [Status.FAIL]
+    got = s.answers(CASES)
+    assert learner.batches()[-1] == CASES[1:]
+    assert [g is None for g in got] == [False, False, True, True]
+    assert np.array_equal(got[1], expected(CASES[1]) * 2)
+    assert learner.killed
+
+
+def test_a_case_outside_the_batch_waits_for_the_batch_to_stop_and_is_asked_of_both_sides(session):
+    learner = FakeWorker()
+    s = session(learner)
+    s.prefetch(CASES)
+    assert statuses(s, [CASES[0], case(9, T=3)]) == [Status.PASS] * 2
+    assert learner.ops() == ["load", "batch", "cancel", "call"] and learner.calls() == [case(9, T=3)]
+    assert s.trusted.asked == [case(9, T=3)]
