@@ -111,13 +111,15 @@ def cmd_grade(argv: list[str]) -> int:
     from grader.explain import diagnosis
 
     explain = partial(diagnosis.explain, command=shlex.join(report.program()))  # hints say it as the user does
+    streamed = text.Streamed(problem.slug, text.Medium(colour=text.colour_wanted(sys.stdout)))
     try:
         if args.part is not None:
             from grader.explain.parts import grade_part
 
             verdict = grade_part(problem, learner, args.part, options, launch=launch)
         else:
-            verdict = grade(problem, learner, options, cases=cases, extra=explain, launch=launch)
+            verdict = grade(problem, learner, options, cases=cases, extra=explain, launch=launch,
+                            found=None if args.json else streamed.found)
     except problems.ProblemError as exc:  # e.g. a strategy that fails when it draws
         return usage_error(str(exc), args.json, args.problem, exercism=exercism_output(args))
     replay = None
@@ -129,7 +131,7 @@ def cmd_grade(argv: list[str]) -> int:
     if args.json:
         print(report.to_json(problem, verdict, replay))
     else:
-        print(report.to_text(problem, verdict, replay, colour=text.colour_wanted(sys.stdout)))
+        print(streamed.rest(report.to_text(problem, verdict, replay, colour=streamed.medium.colour)))
     if exercism_output(args) is not None:  # the verdict is printed above: only the file may be missing
         if not write_exercism(json.loads(report.to_json(problem, verdict, replay)), exercism_output(args)):
             return Exit.USAGE

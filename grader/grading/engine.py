@@ -11,6 +11,7 @@ import contextlib
 import io
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -683,9 +684,12 @@ def check_parameters(session: Session, verdict: Verdict, args: dict) -> None:
 
 def grade(problem: Problem, learner_path: Path, options: Options | None = None,
           cases: list[tuple[str, dict]] | None = None, extra=None, trusted: Trusted | None = None,
-          subject_key: str | None = None, fixed: bool = True, launch: Launch | None = None) -> Verdict:
+          subject_key: str | None = None, fixed: bool = True, launch: Launch | None = None,
+          found: Callable[[Outcome], None] | None = None) -> Verdict:
     """Grade ``learner_path``. ``cases`` replaces the fixed examples and skips generation (replays).
 
+    ``found(outcome)``, when given, is told the first input that fails as soon as it is known, before it
+    is shrunk and explained (the command line prints the verdict line then).
     ``extra(session, verdict)``, when given, runs before the workers close (diagnosis).
     ``trusted`` shares a reference worker between gradings; ``subject_key`` grades a trusted module
     inside that worker instead of a learner's worker. ``launch`` says where the workers come from
@@ -720,6 +724,8 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
                 verdict.checks.append(Check(name, outcome.status, outcome.message))
                 if outcome.status != Status.PASS:
                     bad = outcome
+                    if found is not None:
+                        found(outcome)
                     break
             if bad is None and cases is None:
                 # Hypothesis's inputs are known already: only if one fails does Hypothesis run again,
@@ -727,6 +733,8 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
                 cases_before, seen_before = session.cases, len(session.seen)
                 first = next((o for o in (session.evaluate("generated", args) for args in drawn)
                               if o.status != Status.PASS), None)
+                if first is not None and found is not None:
+                    found(first)
                 if first is not None and session.trusted.recorded:
                     bad = smallest_failing(session, first)
                 elif first is not None:

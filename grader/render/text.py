@@ -171,6 +171,31 @@ def headline(verdict: dict, medium: Medium = COMMAND_LINE, limit: int = TEXT_CAP
     return f"{name}{word} - {shown(verdict.get('message') or '', limit)}"
 
 
+class Streamed:
+    """The verdict line printed as soon as the first failing input is known, before it is shrunk and explained;
+    then the rest of the report. Where the case finally shown says something else than that first line (a
+    smaller input, fewer wrong values), the rest starts by saying so."""
+
+    def __init__(self, problem: str, medium: Medium = COMMAND_LINE):
+        self.problem, self.medium = problem, medium
+        self.line: str | None = None
+
+    def found(self, outcome) -> None:
+        """Print the verdict line of ``outcome`` (a failing input's :class:`~grader.core.verdict.Outcome`)."""
+        self.line = headline({"problem": self.problem, "status": Status(outcome.status).value,
+                              "message": outcome.message}, self.medium)
+        print(self.line, flush=True)
+
+    def rest(self, report: str) -> str:
+        """``report`` (the whole text report) less what was printed already."""
+        if self.line is None:
+            return report
+        first, _, rest = report.partition("\n")
+        if first == self.line:
+            return rest
+        return f"In the case shown below: {first.partition(': ')[2]}\n{rest}"
+
+
 def printed_section(output: str, shown_lines: int = PRINTED_SHOWN) -> list[str]:
     """What the learner's code printed, as every report shows it: how many lines and which, the last
     ``shown_lines``; where it printed a traced value, how to see the numbers instead."""

@@ -4,6 +4,7 @@ import json
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -391,3 +392,20 @@ def test_a_replay_shows_what_its_own_case_printed(grade, tmp_path):
     code, out, _ = grade("rel_shift", "--file", learner, "--replay", replay)
     assert code == 1 and "Likely mistake (drops_last_row)" in out  # still named
     assert out.count("  | CASE") == 1 and "a replay shows its own case's" in out
+
+
+@pytest.mark.grading
+def test_a_failing_grade_prints_its_verdict_line_before_it_explains_it(tmp_path):
+    """The verdict line comes as soon as the first failing input is known: the command is still explaining
+    it (shrinking, naming the mistake) when the line can be read; the report then has that line once."""
+    wrong = tmp_path / "t5_relative_pos.py"
+    wrong.write_text((ROOT / "tests/submissions/t5_relative_pos/log2_over_natural_log.py").read_text())
+    command = subprocess.Popen([sys.executable, "-m", "grader.cli", "t5_relative_pos", "--file", str(wrong)],
+                               cwd=ROOT, stdout=subprocess.PIPE, text=True, env={**os.environ, "NO_COLOR": "1"})
+    first = command.stdout.readline()
+    still_running = command.poll() is None
+    rest = command.stdout.read()
+    assert command.wait() == 1
+    assert first.startswith("t5_relative_pos: FAIL - ") and still_running
+    assert "Called t5_relative_pos(" in rest
+    assert not any(line.startswith("t5_relative_pos: ") for line in rest.splitlines())

@@ -468,3 +468,30 @@ def test_a_platform_result_has_no_name_replay_or_timing(t5):
     lines = text.render(verdict, text.PLATFORM).splitlines()
     assert lines[0].startswith("FAIL - ")
     assert not any(line.startswith(("Replay", "(2 cases")) or "without isolation" in line for line in lines)
+
+
+# -- the verdict line first -------------------------------------------------------------------------------
+
+def test_a_streamed_report_prints_its_verdict_line_once(t5, capsys):
+    verdict = failing(t5, examples_run=2, duration_s=0.5)
+    whole = report.to_text(t5, verdict, None)
+    streamed = text.Streamed(t5.slug)
+    streamed.found(verdict.counterexample)  # the same case as the one finally shown
+    assert capsys.readouterr().out == whole.split("\n")[0] + "\n"
+    assert streamed.rest(whole) == whole.split("\n", 1)[1]
+
+
+def test_a_streamed_report_says_when_the_case_shown_says_something_else(t5, capsys):
+    verdict = failing(t5, examples_run=2, duration_s=0.5)
+    first = Outcome("generated", t5.examples[0].args, Status.FAIL, "9 of 16 values differ (exact)")
+    streamed = text.Streamed(t5.slug)
+    streamed.found(first)
+    assert capsys.readouterr().out == "t5_relative_pos: FAIL - 9 of 16 values differ (exact)\n"
+    rest = streamed.rest(report.to_text(t5, verdict, None)).split("\n")
+    assert rest[0] == "In the case shown below: FAIL - 1 of 16 values differ (exact)"
+    assert not any(line.startswith("t5_relative_pos:") for line in rest)
+
+
+def test_a_report_with_nothing_streamed_is_whole(t5):
+    whole = report.to_text(t5, failing(t5), None)
+    assert text.Streamed(t5.slug).rest(whole) == whole
