@@ -27,6 +27,7 @@ from grader.problem.problems import Problem, cache_folder, relative
 LOAD_SECONDS = 120.0
 SHARE_FROM = 4  # modules to run on one input from which a second worker takes half of them
 CAPTURE_BYTES = 256 << 20  # a model's recorded module calls: inputs, outputs and variables of each
+CALLS_KEPT = 4  # inputs whose recorded module calls are kept on disk (a learner's latest failures)
 
 
 class ReferenceError(RuntimeError):
@@ -98,6 +99,7 @@ class Trusted:
         self.trees = cache_mod.TreeCache(self.cache_folder, problem.slug, [problem.reference] + self.hook_sources)
         self.values = cache_mod.ReferenceCache(self.cache_folder, f"{problem.slug}.parameters",
                                                [problem.reference] + self.hook_sources)
+        self.calls: cache_mod.ReferenceCache | None = None  # recorded module calls (capture), read on first need
         self.known = self._known_outputs()
         for digest in list(self.caches["reference", True].entries):
             self._verify_cached(digest)
@@ -149,16 +151,10 @@ class Trusted:
 
     # -- the worker --------------------------------------------------------------------------------------
 
-    def start(self, modules: dict[str, Path] | None = None) -> Worker:
-        """The worker, started on first need, with the reference and ``modules`` (key -> path) loaded; a
-        worker started afresh loads again every module loaded before. Anything new sent to the worker
-        first cancels the rest of a pending batch."""
-        self.cancel_pending()
-        if self.worker is not None and self.worker.poll() is not None:
-            self.worker.close()  # died (a trusted module misbehaved): start afresh
-            self.worker = None
-            self.modules.clear()
-        for key, path in (modules or {}).items():
+    def register(self, modules: dict[str, Path]) -> None:
+        """Make ``modules`` (key -> path) known, with their caches; they are loaded when the worker starts
+        for something (outputs that are all cached start no worker)."""
+        for key, path in modules.items():
             for jit in (True, False):
                 if (key, jit) not in self.caches:
                     name = f"{self.problem.slug}.{key}.{'jit' if jit else 'eager'}"
@@ -167,6 +163,18 @@ class Trusted:
                     self.caches[key, jit] = cache_mod.ReferenceCache(self.cache_folder, name, sources)
             if key not in self.sources:
                 self.sources[key], self.paths[key] = path.read_bytes(), path
+
+    def start(self, modules: dict[str, Path] | None = None) -> Worker:
+        """The worker, started on first need, with the reference, every registered module and ``modules``
+        (key -> path) loaded; a worker started afresh loads them all again. Every load is sent before any
+        request (their replies come first: see :meth:`acknowledge`). Anything new sent to the worker first
+        cancels the rest of a pending batch."""
+        self.cancel_pending()
+        if self.worker is not None and self.worker.poll() is not None:
+            self.worker.close()  # died (a trusted module misbehaved): start afresh
+            self.worker = None
+            self.modules.clear()
+        self.register(modules or {})
         if self.worker is None:
             folder = self.cache_folder
             self.worker = Worker(Spec(confine=False, compile_cache=str(folder / "jax-trusted") if folder else ""),
@@ -355,7 +363,18 @@ class Trusted:
 
     def capture(self, args: dict) -> tuple[list[dict], list[np.ndarray]]:
         """The reference's calls of the problem's parts on ``args`` (see :mod:`grader.sandbox.intercept`), in the
-        order they finish, and the arrays they refer to."""
+        order they finish, and the arrays they refer to; kept on disk for the last few inputs (a learner's
+        re-grade of the same failure then starts no reference worker for them)."""
+        if self.calls is None:  # read on first need: a passing grade never loads it
+            self.calls = cache_mod.ReferenceCache(self.cache_folder, f"{self.problem.slug}.calls",
+                                                  [self.problem.reference] + self.hook_sources)
+        digest = self.digest(args)
+        kept = self.calls.get(f"{digest}-calls")
+        if kept is not None:
+            calls, count = json.loads(kept.tobytes())
+            arrays = [self.calls.get(f"{digest}-{i}") for i in range(count)]
+            if all(a is not None for a in arrays):
+                return calls, arrays
         arrays: list = []
         self.start().request({"op": "capture", "key": "reference", "classes": self.problem.parts(),
                               "moved": kinds.moved(args), "args": kinds.encode(self.problem.args, args, arrays)},
@@ -365,6 +384,11 @@ class Trusted:
             err = reply.error
             raise ReferenceError(f"{relative(self.problem.reference)} raised {err['type']}: {err['message']} "
                                  f"while its module calls were recorded on {self.problem.call_text(args)}")
+        if sum(key.endswith("-calls") for key in self.calls.entries) >= CALLS_KEPT:
+            self.calls.entries.clear()  # the inputs of earlier failures: make room
+        self.calls.put(f"{digest}-calls", np.frombuffer(json.dumps([reply.calls, len(reply.arrays)]).encode(), np.uint8))
+        for i, array in enumerate(reply.arrays):
+            self.calls.put(f"{digest}-{i}", array)
         return reply.calls, reply.arrays
 
     def param_values(self, args: dict) -> dict[str, np.ndarray] | None:
@@ -392,8 +416,7 @@ class Trusted:
         from grader.problem.variant import notes
 
         variants = self.problem.variants("pitfalls")
-        if variants:
-            self.start({f"pitfall_{name}": path for name, path in variants.items()})
+        self.register({f"pitfall_{name}": path for name, path in variants.items()})
         return {name: notes(path) for name, path in variants.items()}
 
     def accept_also(self, args: dict, expected: np.ndarray) -> np.ndarray | None:
@@ -413,3 +436,5 @@ class Trusted:
             cache.save()
         self.trees.save()
         self.values.save()
+        if self.calls is not None:
+            self.calls.save()

@@ -86,7 +86,7 @@ def record(problem: Problem, say=lambda text: None) -> dict[str, np.ndarray]:
         say(f"{problem.slug}: the reference on {len(everything)} inputs")
         for i, out in enumerate(trusted.outputs("reference", everything)):
             arrays[f"out_reference_{i}"] = out
-        trusted.start({f"pitfall_{name}": path for name, path in variants.items()})
+        trusted.register({f"pitfall_{name}": path for name, path in variants.items()})
         for name in variants:
             say(f"{problem.slug}: {name} on {len(everything)} inputs")
             for i, out in enumerate(trusted.outputs(f"pitfall_{name}", everything)):
