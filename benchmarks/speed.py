@@ -48,7 +48,18 @@ for step in steps:
         with open(step["append"], "a") as f:
             f.write(step["text"])
         continue
+    if "copy" in step:
+        Path(step["to"]).write_bytes(Path(step["copy"]).read_bytes())
+        continue
     t = time.perf_counter()
+    if step.get("first_line"):  # also the seconds until its first line of output
+        proc = subprocess.Popen(step["cmd"], env=step["env"], cwd=step.get("cwd"), stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL)
+        proc.stdout.readline()
+        first = time.perf_counter() - t
+        proc.stdout.read()
+        out.append([time.perf_counter() - t, proc.wait(), first])
+        continue
     rc = subprocess.run(step["cmd"], env=step["env"], cwd=step.get("cwd"), stdout=subprocess.DEVNULL,
                         stderr=subprocess.DEVNULL).returncode
     out.append([time.perf_counter() - t, rc])
@@ -66,9 +77,11 @@ print(json.dumps([out, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))
 
 
 def measure_steps(steps: list[dict]) -> tuple[list[tuple[float, int]], float]:
-    """Run commands (``{"cmd", "env"}``, and ``"cwd"`` where given) and file edits (``{"append", "text"}``) in order, in a process of
-    their own: (wall seconds, exit code) of each command, and the peak resident set in MiB of the largest
-    process among them and everything they started (a zygote left behind is stopped first)."""
+    """Run commands (``{"cmd", "env"}``, and ``"cwd"`` where given) and file edits (``{"append", "text"}``, or
+    ``{"copy", "to"}``) in order, in a process of their own: (wall seconds, exit code) of each command (and,
+    for one with ``"first_line": true``, the seconds until its first line of output), and the peak resident
+    set in MiB of the largest process among them and everything they started (a zygote left behind is
+    stopped first)."""
     done = subprocess.run([sys.executable, "-c", MEASURE, json.dumps(steps)], cwd=ROOT, capture_output=True,
                           text=True, check=True)
     results, rss_kib = json.loads(done.stdout)
