@@ -219,9 +219,9 @@ class Session:
             return Outcome(name, args, Status.ERROR, failure.message)
         return Outcome(name, args, Status.ERROR, f"the process running your code stopped: {failure.message}")
 
-    def prefetch(self, cases: list[dict]) -> None:
-        """Ask for the learner's and the reference's outputs on ``cases`` in one batch each, both workers
-        running at once. When the reference has nothing to compute (its outputs are all cached, as on a
+    def prefetch(self, cases: list[dict], reference: bool = True) -> None:
+        """Ask for the learner's and (where ``reference``) the reference's outputs on ``cases`` in one batch
+        each, both workers running at once. When the reference has nothing to compute (its outputs are all cached, as on a
         re-grade), its core runs a second learner worker instead, on the traced signatures the first does
         not get. ``evaluate`` takes the learner's answers as it needs them; whatever is still pending when
         grading stops early or moves on (to shrinking) is cancelled."""
@@ -229,7 +229,7 @@ class Session:
         if not unique:
             return
         misses = [a for _, a in unique if self.trusted.cached("reference", a) is None]
-        if misses:  # the reference starts first: it does not wait for the learner's import
+        if misses and reference:  # the reference starts first: it does not wait for the learner's import
             self.trusted.request_batch("reference", misses)
         if self.shared:
             # A trusted module graded in the trusted worker (`grade check`): one worker, one batch at a
@@ -239,15 +239,29 @@ class Session:
             return
         self._learner_ready()
         self.bound = reply_bound(self.problem, [a for _, a in unique])
-        parts = split_by_signature(self.problem, unique) if not misses and self.launch.zygote else [unique]
+        # (Not after a replay's mark: what a second worker prints could not be told apart from its case's.)
+        split = not misses and self.launch.zygote and self.output_mark is None
+        parts = split_by_signature(self.problem, unique) if split else [unique]
         for i, part in enumerate(parts):
-            worker = self.learner
+            worker, loading = self.learner, False
             if i:
-                worker = self.second = Worker(self.launch.spec, self.launch.zygote)
-                worker.request(*load_request(self.problem, self.key, self.learner_path, self.learner_source,
-                                             self.memory_mib))
+                worker, loading = self._second_worker()
             worker.request(*batch_request(self.problem, self.key, [a for _, a in part], self.options.jit))
-            self.fetches.append(Fetch(worker, [digest for digest, _ in part], loading=bool(i)))
+            self.fetches.append(Fetch(worker, [digest for digest, _ in part], loading=loading))
+
+    def _second_worker(self) -> tuple[Worker, bool]:
+        """The second learner worker, and whether its load reply is still to come: the one an earlier batch
+        started, where it lives with the file loaded, else a new one."""
+        loaded = self.second is not None and self.second.poll() is None and not any(
+            f.worker is self.second and f.loading for f in self.fetches)
+        if loaded:
+            return self.second, False
+        if self.second is not None:
+            self.second.kill()
+        self.second = Worker(self.launch.spec, self.launch.zygote)
+        self.second.request(*load_request(self.problem, self.key, self.learner_path, self.learner_source,
+                                          self.memory_mib))
+        return self.second, True
 
     def _take_pending(self, fetch: Fetch, until: str) -> None:
         """Receive ``fetch``'s answers into ``memo``, up to the one for digest ``until``. What a second
@@ -360,24 +374,32 @@ class Session:
 
     def answers(self, cases: list[dict]) -> list[np.ndarray | None]:
         """The graded module's flat outputs on ``cases`` (None where no array came back), for telling
-        mistakes apart: nothing is compared or counted. Outputs seen earlier in the run are reused; the
-        others come in one batch. If the worker fails or the run's time is up, the rest stay None."""
+        mistakes apart: nothing is compared or counted. Outputs seen earlier in the run, or kept from a
+        batch that was cancelled, are reused; the others come in one batch, split between two workers as
+        :meth:`prefetch` splits a grade's. If a worker fails or the run's time is up, the rest stay None."""
         known = {self.trusted.digest(args): actual for args, actual in self.seen}
+        for digest, reply in list(self.memo.items()):
+            if not isinstance(reply, WorkerFailure) and reply.ok and reply.result.array is not None:
+                known[digest] = self.memo.pop(digest).result.array.reshape(-1)
         missing = list({d: a for a in cases if (d := self.trusted.digest(a)) not in known}.items())
         if missing and self.shared:
             for (digest, _), out in zip(missing, self.trusted.outputs(self.key, [a for _, a in missing])):
                 known[digest] = out
         elif missing:
             self.settle()
-            self.learner.request(*batch_request(self.problem, self.key, [a for _, a in missing], self.options.jit))
-            for digest, args in missing:
+            self.prefetch([a for _, a in missing], reference=False)  # (asked for by the caller, if needed)
+            for digest, _ in missing:
+                fetch = next((f for f in self.fetches if digest in f.pending), None)
                 try:
-                    reply = self._receive(reply_bound(self.problem, [args]))
-                except (WorkerFailure, StopGrading):
-                    self.learner.kill()  # its answers to the rest must not be taken for answers to later requests
+                    if fetch is not None:
+                        self._take_pending(fetch, until=digest)
+                except StopGrading:  # the run's time is up: the rest stay None
                     break
-                if reply.ok and reply.result.array is not None:
+                reply = self.memo.pop(digest, None)
+                if reply is not None and not isinstance(reply, WorkerFailure) and reply.ok \
+                        and reply.result.array is not None:
                     known[digest] = reply.result.array.reshape(-1)
+            self.cancel_pending()
         return [known.get(self.trusted.digest(args)) for args in cases]
 
     def params_diff(self, args: dict) -> list[str] | None:

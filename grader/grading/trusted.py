@@ -87,8 +87,11 @@ class Trusted:
 
     recorded = False  # see grader.grading.recorded.Recorded: the answers of a handout, recorded from this
 
-    def __init__(self, problem: Problem, use_cache: bool = True, zygote=None):
+    def __init__(self, problem: Problem, use_cache: bool = True, zygote=None, golden_pitfalls: bool = True):
+        """``golden_pitfalls``: take the known mistakes' outputs that golden.json keeps (`grade check`, which
+        checks them, computes its own)."""
         self.problem = problem
+        self.seed_golden = golden_pitfalls
         self.zygote = zygote
         self.sources = {"reference": problem.reference.read_bytes()}  # every module loaded, read once
         self.hooks = problem.hooks()
@@ -100,6 +103,10 @@ class Trusted:
         self.values = cache_mod.ReferenceCache(self.cache_folder, f"{problem.slug}.parameters",
                                                [problem.reference] + self.hook_sources)
         self.calls: cache_mod.ReferenceCache | None = None  # recorded module calls (capture), read on first need
+        # Known mistakes' outputs on the fixed examples, kept in golden.json by `grade check --update-golden`
+        # (name -> [(the variant's source key, input digest, output)]): naming a mistake on a fixed example then
+        # runs none of them, even on a fresh clone. Used only while the variant's source is the one they came from.
+        self.golden_pitfalls: dict[str, list[tuple[str, str, np.ndarray]]] = {}
         self.known = self._known_outputs()
         for digest in list(self.caches["reference", True].entries):
             self._verify_cached(digest)
@@ -115,6 +122,8 @@ class Trusted:
     # -- what the statement and the golden file say -----------------------------------------------------
 
     def _known_outputs(self) -> dict[str, tuple[str, dict, np.ndarray]]:
+        """The reference's outputs the statement and golden.json give, by input digest; golden.json's outputs
+        of the known mistakes go to :attr:`golden_pitfalls`."""
         known = {}
         for ex in self.problem.examples:
             if ex.expected is not None:
@@ -125,8 +134,12 @@ class Trusted:
 
             for entry in json.loads(path.read_text()):
                 args = case_from_json(self.problem, entry["args"])
+                digest = self.digest(args)
                 output = np.asarray(entry["output"], dtype=self.problem.output_dtype).reshape(-1)
-                known.setdefault(self.digest(args), (f"golden.json's {entry['name']!r}", args, output))
+                known.setdefault(digest, (f"golden.json's {entry['name']!r}", args, output))
+                for name, stored in (entry.get("pitfalls") or {}).items():
+                    self.golden_pitfalls.setdefault(name, []).append(
+                        (stored["source"], digest, np.asarray(stored["output"], dtype=self.problem.output_dtype)))
         return known
 
     def _disagreement(self, digest: str, output: np.ndarray) -> str | None:
@@ -163,6 +176,20 @@ class Trusted:
                     self.caches[key, jit] = cache_mod.ReferenceCache(self.cache_folder, name, sources)
             if key not in self.sources:
                 self.sources[key], self.paths[key] = path.read_bytes(), path
+            stored = self.golden_pitfalls.get(key.removeprefix("pitfall_"), []) if self.seed_golden else []
+            if stored and key.startswith("pitfall_"):
+                source = self.variant_source_key(key)
+                for found, digest, output in stored:
+                    if found == source:
+                        self.caches[key, True].entries.setdefault(digest, output)
+
+    def variant_source_key(self, key: str) -> str:
+        """What a known mistake's outputs depend on, as a short hash: its module, the reference it may
+        override and the problem's grading hooks (not the grader's fingerprint: golden.json is committed)."""
+        h = hashlib.sha256()
+        for part in (self.sources[key], self.sources["reference"], *(p.read_bytes() for p in self.hook_sources)):
+            h.update(part + b"\0")
+        return h.hexdigest()[:16]
 
     def start(self, modules: dict[str, Path] | None = None) -> Worker:
         """The worker, started on first need, with the reference, every registered module and ``modules``

@@ -177,24 +177,51 @@ def check_outputs(problem: problems.Problem, trusted: Trusted, update_golden: bo
             rows.append(Row(problem.slug, f"statement: {ex.name}", ok,
                             "the reference reproduces it" if ok else f"the reference gives {got.tolist()}"))
     path = golden_path(problem)
+    pitfalls = [f"pitfall_{name}" for name in trusted.pitfalls()]
     if update_golden:
+        examples = [ex.args for ex in problem.examples]
+        mistakes = {key: trusted.outputs(key, examples) for key in pitfalls}
         golden = [{"name": ex.name, "args": case_to_json(problem, ex.args),
-                   "output": trusted.output("reference", ex.args).tolist()} for ex in problem.examples]
+                   "output": trusted.output("reference", ex.args).tolist(),
+                   "pitfalls": {key.removeprefix("pitfall_"): {"source": trusted.variant_source_key(key),
+                                                               "output": outputs[i].tolist()}
+                                for key, outputs in mistakes.items() if outputs[i] is not None}}
+                  for i, ex in enumerate(problem.examples)]
         path.write_text(json.dumps(golden, indent=1) + "\n")
     if not path.is_file():
         rows.append(Row(problem.slug, "golden outputs", False,
                         f"no {problems.relative(path)}; write it with `grade check {problem.slug} --update-golden`"))
         return rows
-    bad = []
+    bad, stale = [], set()
     for entry in json.loads(path.read_text()):
         args = case_from_json(problem, entry["args"])
         stored = np.asarray(entry["output"], dtype=problem.output_dtype)
         if not trusted.agrees(args, stored.reshape(-1), trusted.output("reference", args)):
             bad.append(entry["name"])
+        for key in pitfalls:  # every known mistake's output on it, from the variant as it is now
+            kept = (entry.get("pitfalls") or {}).get(key.removeprefix("pitfall_"))
+            if kept is None or kept["source"] != trusted.variant_source_key(key):
+                stale.add(key.removeprefix("pitfall_"))
+            elif not matches_stored(trusted, key, args, kept["output"], problem.output_dtype):
+                bad.append(f"{entry['name']} ({key.removeprefix('pitfall_')})")
+    if stale:
+        bad.append(f"the known mistakes changed since: {', '.join(sorted(stale))}")
     rows.append(Row(problem.slug, "golden outputs", not bad,
-                    "the reference still gives the stored outputs" if not bad
-                    else f"the reference drifted from the stored outputs on: {', '.join(bad)}"))
+                    "the reference and the known mistakes still give the stored outputs" if not bad
+                    else f"drifted from the stored outputs: {'; '.join(bad)} (`grade check {problem.slug} "
+                         f"--update-golden` once the change is meant)"))
     return rows
+
+
+def matches_stored(trusted: Trusted, key: str, args: dict, stored: list, dtype: str) -> bool:
+    """Whether a known mistake, run now, gives the output golden.json keeps for it on ``args``."""
+    computed = trusted.outputs(key, [args])[0]
+    if computed is None:
+        return False
+    stored = np.asarray(stored, dtype=dtype).reshape(-1)  # a mistake's output may hold NaN where the stored one does
+    return stored.shape == computed.shape and bool(np.all((stored == computed) | (np.isnan(stored) & np.isnan(computed))
+                                                          | np.isclose(stored, computed, rtol=trusted.problem.rtol,
+                                                                       atol=trusted.problem.atol)))
 
 
 def check_problem(root: Path, slug: str, update_golden: bool = False, progress=None) -> list[Row]:
@@ -210,7 +237,7 @@ def check_problem(root: Path, slug: str, update_golden: bool = False, progress=N
         failed = " and ".join(sorted(broken & {"files", "signature", "strategy"}))
         return rows + [skipped(slug, "remaining checks", f"the {failed} check failed above")]
     try:
-        trusted = Trusted(problem)
+        trusted = Trusted(problem, golden_pitfalls=False)
     except (problems.ProblemError, ValueError) as exc:  # grading.py or golden.json
         return rows + [skipped(slug, "reference runs", str(exc))]
     options = Options()
@@ -239,7 +266,7 @@ def check_problem(root: Path, slug: str, update_golden: bool = False, progress=N
         except (ReferenceError, problems.ProblemError) as exc:
             rows.append(Row(slug, item, False, f"grading it raised: {exc}"))
             trusted.close()
-            trusted = Trusted(problem)
+            trusted = Trusted(problem, golden_pitfalls=False)
 
     try:
         try:

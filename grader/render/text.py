@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from grader.core.compare import Stage
-from grader.core.verdict import Isolation, Status
+from grader.core.verdict import CheckKind, Isolation, Status
 
 HEADLINES = {Status.PASS: "PASS", Status.FAIL: "FAIL", Status.ERROR: "ERROR", Status.TIMEOUT: "TIMEOUT",
              Status.NOT_STARTED: "NOT STARTED"}
@@ -141,7 +141,7 @@ def sections(verdict: dict, medium: Medium = COMMAND_LINE) -> Iterator[list[str]
         yield _case(case)
     checks = verdict.get("checks") or []
     broken = [f"Property broken ({shown(c['name'].removeprefix('property: '))}): {shown(c['message'])}"
-              for c in checks if c.get("kind") == "property" and c["status"] == Status.FAIL]
+              for c in checks if c.get("kind") == CheckKind.PROPERTY and c["status"] == Status.FAIL]
     if broken:
         yield ["", *broken]
     for check in checks:

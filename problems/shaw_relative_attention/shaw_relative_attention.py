@@ -105,13 +105,11 @@ def shaw_relative_attention(seed, x, num_heads, max_relative_position, causal):
         num_heads=int(num_heads),
         max_relative_position=int(max_relative_position),
     )
-    # The parameters depend on the seed and the sizes above, not on x's values or length,
-    # so a placeholder of length 2 gives the same values as model.init(key, x, causal).
-    # lazy_init only traces the forward, and ensure_compile_time_eval makes the parameters
-    # concrete even under jax.jit: the random initialisers stay out of the compiled
-    # program, which makes compiling fast.
-    placeholder = jax.ShapeDtypeStruct((2, x.shape[1]), jnp.float32)
+    # lazy_init traces the forward on the inputs' shapes only, and ensure_compile_time_eval makes
+    # the parameters concrete even under jax.jit: the random initialisers stay out of the
+    # compiled program, which makes compiling fast.
     with jax.ensure_compile_time_eval():
-        variables = model.lazy_init(jax.random.PRNGKey(int(seed)), placeholder, bool(causal))
+        variables = model.lazy_init(jax.random.PRNGKey(int(seed)), jax.ShapeDtypeStruct(x.shape, x.dtype),
+                                    bool(causal))
     y = model.apply(variables, x, bool(causal))  # (T, D)
     return y.reshape(-1)  # (T * D,)

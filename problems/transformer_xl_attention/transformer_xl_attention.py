@@ -108,13 +108,11 @@ def transformer_xl_attention(seed, x, memory, num_heads):
     memory = jnp.asarray(memory, dtype=jnp.float32)  # (M, D)
     D = x.shape[1]
     model = RelativeAttention(d_model=int(D), num_heads=int(num_heads))
-    # The parameters depend on the seed, D and H, not on the values or the lengths T and M,
-    # so one-row placeholders give the same values as model.init(key, x, memory). lazy_init
-    # only traces the forward, and ensure_compile_time_eval makes the parameters concrete
-    # even under jax.jit: the random initialisers stay out of the compiled program, which
-    # makes compiling fast.
-    placeholder = jax.ShapeDtypeStruct((1, D), jnp.float32)
+    # lazy_init traces the forward on the inputs' shapes only, and ensure_compile_time_eval makes
+    # the parameters concrete even under jax.jit: the random initialisers stay out of the
+    # compiled program, which makes compiling fast.
+    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in (x, memory)]
     with jax.ensure_compile_time_eval():
-        variables = model.lazy_init(jax.random.PRNGKey(int(seed)), placeholder, placeholder)
+        variables = model.lazy_init(jax.random.PRNGKey(int(seed)), *shapes)
     out = model.apply(variables, x, memory)  # (T, D)
     return out.reshape(-1)  # (T * D,)

@@ -175,12 +175,10 @@ def t5_attention(seed, x, num_heads, num_buckets, max_distance, causal):
         max_distance=int(max_distance),
         causal=bool(causal),
     )
-    # The parameters depend on the seed and the sizes above, not on x or its length, so a
-    # placeholder of length 2 gives the same values as model.init(key, x). lazy_init only
-    # traces the forward, and ensure_compile_time_eval makes the parameters concrete even
-    # under jax.jit: the random initialisers stay out of the compiled program.
-    placeholder = jax.ShapeDtypeStruct((2, x.shape[1]), jnp.float32)
+    # lazy_init traces the forward on the inputs' shapes only, and ensure_compile_time_eval makes
+    # the parameters concrete even under jax.jit: the random initialisers stay out of the
+    # compiled program, which makes compiling fast.
     with jax.ensure_compile_time_eval():
-        variables = model.lazy_init(jax.random.PRNGKey(int(seed)), placeholder)
+        variables = model.lazy_init(jax.random.PRNGKey(int(seed)), jax.ShapeDtypeStruct(x.shape, x.dtype))
     out = model.apply(variables, x)  # (T, D)
     return out.reshape(-1)  # (T * D,)

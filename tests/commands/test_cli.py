@@ -213,7 +213,7 @@ class FakeTrusted:
 
     started: list = []
 
-    def __init__(self, problem):
+    def __init__(self, problem, golden_pitfalls=True):
         self.closed = False
         FakeTrusted.started.append(self)
 

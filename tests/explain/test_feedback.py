@@ -101,7 +101,7 @@ def test_check_asks_a_failing_variant_for_no_more_than_naming_it_needs():
 
     for slug, name in (("t5_relative_pos", "swapped_direction"), ("rmsnorm", "eps_outside_sqrt")):
         problem = problems.load(ROOT, slug)
-        trusted = Trusted(problem, use_cache=False)
+        trusted = Trusted(problem, use_cache=False, golden_pitfalls=False)  # as `grade check` does
         try:
             verdict = grade(problem, problem.variants("pitfalls")[name], Options(), trusted=trusted,
                             extra=partial(diagnosis.explain, name_only=True), subject_key=f"pitfall_{name}")

@@ -517,8 +517,9 @@ def test_answers_reuse_the_outputs_seen_and_ask_the_rest_in_one_batch(session):
     assert [g.tolist() for g in got] == [(expected(a) * 2).tolist() for a in [CASES[0], CASES[1], CASES[2], CASES[1]]]
 
 
-def test_answers_stop_at_a_worker_that_fails_and_leave_the_rest_unknown(session):
-    learner = FakeWorker(on(CASES[2], CRASH, doubled))
+def test_answers_stop_at_a_worker_that_fails_and_leave_the_rest_unknown(session, spares):
+    learner, fresh = FakeWorker(on(CASES[2], CRASH, doubled)), FakeWorker()
+    spares.append(fresh)  # what asks the learner's code anything after this (a first wrong part) gets a live worker
     s = session(learner)
     s.prefetch(CASES[:1])
     assert statuses(s, CASES[:1]) == [Status.FAIL]
@@ -526,7 +527,7 @@ def test_answers_stop_at_a_worker_that_fails_and_leave_the_rest_unknown(session)
     assert learner.batches()[-1] == CASES[1:]
     assert [g is None for g in got] == [False, False, True, True]
     assert np.array_equal(got[1], expected(CASES[1]) * 2)
-    assert learner.killed
+    assert learner.closed and s.learner is fresh and fresh.calls() == []  # nothing more asked of it here
 
 
 def test_a_case_outside_the_batch_waits_for_the_batch_to_stop_and_is_asked_of_both_sides(session):

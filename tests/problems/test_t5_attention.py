@@ -144,3 +144,17 @@ def test_the_bias_table_is_the_one_nn_embed_would_hold(reference):
     assert jax.tree_util.tree_structure(ours) == jax.tree_util.tree_structure(theirs)
     for a, b in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.grading
+def test_a_hard_coded_head_size_fails_on_the_shapes_the_learner_passed(grade_json, tmp_path):
+    """The entry builds the parameters on the input's own shapes: an error in the learner's forward names
+    the length they passed, not a placeholder's."""
+    wrong = tmp_path / "t5_attention.py"
+    wrong.write_text((ROOT / "solutions/t5_attention/t5_attention.py").read_text()
+                     .replace("hd = self.d_model // H", "hd = 5  # hard-coded"))
+    code, report = grade_json("t5_attention", "--file", wrong)
+    assert code == 1 and report["status"] == "error"
+    T, D = report["counterexample"]["inputs"]["x"]["shape"]
+    said = report["message"] + (report["counterexample"]["error"]["traceback"] or "")
+    assert f"({T}, {D})" in said, said

@@ -262,13 +262,11 @@ def mini_t5_forward(
     )
     enc_ids = jnp.asarray(x_enc_ids).astype(jnp.int32)  # (T_enc,)
     dec_ids = jnp.asarray(x_dec_ids).astype(jnp.int32)  # (T_dec,)
-    # The parameters depend on the seed and the sizes above, not on the ids or their
-    # lengths, so placeholder sequences of length 2 give the same values as
-    # model.init(key, enc_ids, dec_ids). lazy_init only traces the forward, and
-    # ensure_compile_time_eval makes the parameters concrete even under jax.jit: the
-    # random initialisers stay out of the compiled program, which makes compiling fast.
-    placeholder = jax.ShapeDtypeStruct((2,), jnp.int32)
+    # lazy_init traces the forward on the inputs' shapes only, and ensure_compile_time_eval makes
+    # the parameters concrete even under jax.jit: the random initialisers stay out of the
+    # compiled program, which makes compiling fast.
+    shapes = [jax.ShapeDtypeStruct(ids.shape, ids.dtype) for ids in (enc_ids, dec_ids)]
     with jax.ensure_compile_time_eval():
-        variables = model.lazy_init(jax.random.PRNGKey(int(seed)), placeholder, placeholder)
+        variables = model.lazy_init(jax.random.PRNGKey(int(seed)), *shapes)
     logits = model.apply(variables, enc_ids, dec_ids)  # (T_dec, V)
     return logits.reshape(-1)  # (T_dec * V,)
