@@ -184,6 +184,7 @@ class Zygote:
         env = worker_env()
         try:
             if single_threaded():  # a fork of this command, detached at once (no child left to reap)
+                prepare_title()
                 child = os.fork()
                 if child == 0:
                     try:
@@ -464,6 +465,8 @@ def run(control: socket.socket, folder: Path | None, name: str, preload: list[st
         os._exit(0)
 
     signal.signal(signal.SIGTERM, terminate)
+    prepare_title()
+    title(f"grade zygote (forks grade's workers; ends {f'after {idle_seconds():.0f} s idle' if folder else 'with its run'})")
 
     import jax  # noqa: F401
     import jax.numpy  # noqa: F401
@@ -556,6 +559,24 @@ def reap() -> None:
             return
 
 
+def title(text: str) -> None:
+    """What ``ps`` shows for this process: not the command line of the run that forked it, which would make a
+    kept zygote look like a grade that hangs. Written over the command line's own bytes (cut to its length),
+    never over the environment's, which /proc keeps showing as it was."""
+    import setproctitle
+
+    setproctitle.setproctitle(text)
+
+
+def prepare_title() -> None:
+    """Find where the command line lies while the environment still says so (a fork clears it later)."""
+    os.environ["SPT_NOENV"] = "1"  # setproctitle: leave the environment block alone
+    import setproctitle
+
+    setproctitle.getproctitle()
+    del os.environ["SPT_NOENV"]
+
+
 def serve_one(sock: socket.socket, close_in_child, refused: str | None) -> bool:
     """Fork the monitor one message asks for; False when the other side has closed (or sent nothing)."""
     try:
@@ -573,6 +594,7 @@ def serve_one(sock: socket.socket, close_in_child, refused: str | None) -> bool:
                 for s in (*close_in_child, sock):
                     if s is not None:
                         s.close()
+                title("grade worker (forked by the zygote)")
                 pool.monitor(request, *fds, refused)
             finally:
                 os._exit(1)

@@ -78,14 +78,18 @@ def own_cache(tmp_path):
 
 def test_a_run_leaves_a_zygote_that_the_next_run_uses(own_cache, tmp_path):
     folder, env = own_cache
+    env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
     learner = tmp_path / "t5_relative_pos.py"
     learner.write_text(CORRECT)
     code, report = run_grade("t5_relative_pos", "--file", learner, env=env)
     assert (code, report["status"]) == (0, "pass")
     first = zygotes(folder)
     assert len(first) == 1 and zygote.Zygote.find(folder) is not None
-    # Forked from the command itself, before it imported anything heavy: no second Python start.
-    assert b"grader.cli" in Path(f"/proc/{first[0]}/cmdline").read_bytes().split(b"\0")
+    # Forked from the command itself, before it imported anything heavy (no second Python start): its
+    # environment block is the command's, not the one a fresh start is given (worker_env() adds this).
+    assert b"PYTHONDONTWRITEBYTECODE=1" not in Path(f"/proc/{first[0]}/environ").read_bytes().split(b"\0")
+    # What ps shows is what it is, not the command line of the run that forked it.
+    assert Path(f"/proc/{first[0]}/cmdline").read_bytes().startswith(b"grade zygote (forks grade's workers; ends after")
 
     learner.write_text(WRONG)  # the learner edits the file and grades again: same zygote, honest verdict
     code, report = run_grade("t5_relative_pos", "--file", learner, env=env)
