@@ -5,7 +5,8 @@ located at its first wrong part; correct submissions pass.
 
 Every t5_relative_pos and rmsnorm submission runs here; of mini T5's, whose runs take seconds each,
 a sample that covers each kind of part (a norm, an attention, a block's wiring, the top-level model, a
-parameter shape) and a listed mistake. `benchmarks/feedback.py` runs the whole corpus and prints the
+parameter shape) and a listed mistake; of t5_attention's, a sample with the two mistakes whose outputs are
+a listed one's though written otherwise, and a part pointed at below the layer. `benchmarks/feedback.py` runs the whole corpus and prints the
 tallies.
 """
 
@@ -22,6 +23,8 @@ from conftest import ROOT
 CORPUS = ROOT / "tests" / "submissions"
 MINI_T5_SAMPLE = {"strict_causal_mask", "no_ffn_residual", "mask_after_softmax", "rmsnorm_over_tokens",
                   "head_rescaled_before_tied_embedding", "correct_einsum"}
+T5_ATTENTION_SAMPLE = {"correct_hf_style", "bias_transposed_with_dot_T", "bias_indexed_with_batch_axis",
+                       "upper_half_for_earlier_keys", "log_bucket_not_capped", "causal_mask_triu"}
 
 
 def manifest(slug: str) -> dict[str, dict]:
@@ -34,7 +37,7 @@ def corpus(slug: str, sample: set[str] | None = None) -> list:
 
 
 @pytest.mark.parametrize("slug,name,entry", corpus("t5_relative_pos") + corpus("rmsnorm")
-                         + corpus("mini_t5_forward", MINI_T5_SAMPLE))
+                         + corpus("mini_t5_forward", MINI_T5_SAMPLE) + corpus("t5_attention", T5_ATTENTION_SAMPLE))
 def test_feedback_on_a_realistic_submission(grade_json, slug, name, entry):
     code, report = grade_json(slug, "--file", CORPUS / slug / f"{name}.py")
     named = report["pitfall"]["id"] if report["pitfall"] else None
@@ -45,7 +48,7 @@ def test_feedback_on_a_realistic_submission(grade_json, slug, name, entry):
     assert named in (None, entry.get("listed")), f"named {named} for: {entry['mistake']}"
     if "listed" in entry:
         assert named == entry["listed"], f"not named ({report['diagnosis']}): {entry['mistake']}"
-    elif slug == "mini_t5_forward":
+    elif "part" in entry:
         part = report["first_wrong_part"]
         assert part is not None and part["path"] == entry["part"], (part, entry["mistake"])
 

@@ -1,0 +1,198 @@
+"""T5 self-attention: multi-head attention with a learned relative position bias and no scaling.
+
+The module tree (names, shapes, initialisers) is fixed in each `setup()`:
+Flax derives every parameter's random key from its path, so keep it as given.
+Your task: write the bucketing function and the two `__call__` bodies marked TODO.
+The entry function at the bottom is already wired (parameters from the seed, apply,
+flatten); leave it as it is.
+"""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import flax.linen as nn
+
+# Replaces the score of a key that a query may not see: softmax then gives it weight 0.
+MASK_VALUE = jnp.finfo(jnp.float32).min
+
+
+def relative_position_bucket(relative_position, bidirectional, num_buckets, max_distance):
+    """Maps each offset (key position minus query position) to its T5 bucket.
+
+    Bidirectional: keys after the query (offset > 0) use the upper half of the
+    range, num_buckets // 2 and up; the size |offset| picks the bucket within a
+    half. One-directional (causal): only keys at or before the query count, every
+    offset > 0 is treated as size 0, and all num_buckets buckets serve the sizes
+    -offset. Within the n buckets of one side, the n // 2 smallest sizes get a
+    bucket each; larger sizes share log-spaced buckets up to max_distance, and
+    every size from max_distance on lands in the side's last bucket, n - 1.
+
+    Args:
+        relative_position: (T_q, T_k) int32, key position j minus query position i.
+        bidirectional: bool, True for the two-sided scheme, False for the causal one.
+        num_buckets: int, even and >= 4, the buckets in total.
+        max_distance: int > num_buckets // 2, the size where the log-spaced buckets
+            stop growing.
+
+    Returns:
+        (T_q, T_k) int32, every bucket in [0, num_buckets).
+    """
+    relative_buckets = 0
+    if bidirectional:
+        num_buckets = num_buckets // 2
+        relative_buckets += (relative_position > 0) * num_buckets
+        relative_position = jnp.abs(relative_position)
+    else:
+        relative_position = -jnp.clip(relative_position, max=0)
+    # half of the buckets are for exact increments in positions
+    max_exact = num_buckets // 2
+    is_small = relative_position < max_exact
+    # the other half are for logarithmically bigger bins up to max_distance
+    relative_position_if_large = max_exact + (
+        jnp.log(jnp.maximum(relative_position, 1) / max_exact)
+        / math.log(max_distance / max_exact)
+        * (num_buckets - max_exact)
+    )
+    relative_position_if_large = jnp.clip(relative_position_if_large, max=num_buckets - 1)
+    relative_buckets += jnp.where(is_small, relative_position, relative_position_if_large)
+    return relative_buckets.astype("i4")
+
+
+class RelativePositionBias(nn.Module):
+    """The learned bias of every (head, query, key) triple: one scalar per bucket and head.
+
+    Attributes:
+        num_buckets: rows of the table.
+        num_heads: columns of the table, one per head.
+        max_distance: passed on to `relative_position_bucket`.
+        bidirectional: False for a causal layer.
+    """
+
+    num_buckets: int
+    num_heads: int
+    max_distance: int
+    bidirectional: bool
+
+    def setup(self):
+        # The very parameter nn.Embed(num_buckets, num_heads) named relative_attention_bias
+        # would hold: same name, same initialiser, so the same values from the same seed.
+        self.embedding = self.param(
+            "embedding",
+            nn.initializers.variance_scaling(1.0, "fan_in", "normal", out_axis=0),
+            (self.num_buckets, self.num_heads),
+        )  # (num_buckets, H)
+
+    def __call__(self, length):
+        """Looks up the bias of every head for a self-attention over `length` positions.
+
+        Args:
+            length: int, the sequence length T (queries and keys alike).
+
+        Returns:
+            (H, T, T) float32: [h, i, j] = embedding[bucket of j - i, h].
+        """
+        context_position = jnp.arange(length, dtype="i4")[:, None]
+        memory_position = jnp.arange(length, dtype="i4")[None, :]
+        relative_position = memory_position - context_position
+        relative_position_bucket_ = relative_position_bucket(
+            relative_position,
+            bidirectional=self.bidirectional,
+            num_buckets=self.num_buckets,
+            max_distance=self.max_distance,
+        )
+        values = self.embedding[relative_position_bucket_]  # (T, T, H)
+        return values.transpose((2, 0, 1))
+
+
+class T5Attention(nn.Module):
+    """One T5 self-attention layer: no biases, no score scaling, relative position bias.
+
+    Attributes:
+        d_model: model width D; every projection maps D -> D.
+        num_heads: number of heads H; D must be divisible by H.
+        num_buckets: relative position buckets.
+        max_distance: the offset size where the log-spaced buckets stop growing.
+        causal: True for a decoder layer (causal mask, one-directional buckets).
+    """
+
+    d_model: int
+    num_heads: int
+    num_buckets: int
+    max_distance: int
+    causal: bool
+
+    def setup(self):
+        self.q = nn.Dense(self.d_model, use_bias=False)  # kernel (D, D)
+        self.k = nn.Dense(self.d_model, use_bias=False)  # kernel (D, D)
+        self.v = nn.Dense(self.d_model, use_bias=False)  # kernel (D, D)
+        self.o = nn.Dense(self.d_model, use_bias=False)  # kernel (D, D)
+        self.relative_attention_bias = RelativePositionBias(
+            self.num_buckets, self.num_heads, self.max_distance, bidirectional=not self.causal
+        )  # embedding (num_buckets, H)
+
+    def __call__(self, x):
+        """Lets every position of `x` attend over the positions of `x`.
+
+        Args:
+            x: (T, D) float32.
+
+        Returns:
+            (T, D) float32.
+        """
+        seq_length = x.shape[0]
+        head_dim = self.d_model // self.num_heads
+
+        def shape(states):
+            return states.reshape(seq_length, self.num_heads, head_dim).transpose(1, 0, 2)
+
+        def unshape(states):
+            return states.transpose(1, 0, 2).reshape(seq_length, self.d_model)
+
+        query_states = shape(self.q(x))
+        key_states = shape(self.k(x))
+        value_states = shape(self.v(x))
+
+        position_bias = self.relative_attention_bias(seq_length)  # (H, T, T)
+        if self.causal:
+            causal_mask = jnp.tril(jnp.ones((seq_length, seq_length), dtype=bool))
+            position_bias = position_bias + jnp.where(causal_mask, 0.0, MASK_VALUE)
+
+        attn_weights = jnp.einsum("hqd,hkd->hqk", query_states, key_states)
+        attn_weights = attn_weights + position_bias
+        attn_weights = jax.nn.softmax(attn_weights, axis=-1)
+        attn_output = jnp.einsum("hqk,hkd->hqd", attn_weights, value_states)
+        return self.o(unshape(attn_output))
+
+
+def t5_attention(seed, x, num_heads, num_buckets, max_distance, causal):
+    """Initialises a T5Attention layer from `seed` and applies it to `x`.
+
+    Args:
+        seed: int, seeds jax.random.PRNGKey for the parameters.
+        x: (T, D) float32, one sequence of T vectors of width D.
+        num_heads: int, H; D must be divisible by H.
+        num_buckets: int, even and >= 4, rows of the relative bias table.
+        max_distance: int > num_buckets // 2, the offset size where the log-spaced
+            buckets stop growing.
+        causal: bool, True for a decoder layer: causal mask and one-directional
+            buckets; False for an encoder layer: no mask, bidirectional buckets.
+
+    Returns:
+        (T * D,) float32: the (T, D) output flattened row by row.
+    """
+    x = jnp.asarray(x, dtype=jnp.float32)  # (T, D)
+    model = T5Attention(
+        d_model=int(x.shape[1]),
+        num_heads=int(num_heads),
+        num_buckets=int(num_buckets),
+        max_distance=int(max_distance),
+        causal=bool(causal),
+    )
+    # lazy_init traces the forward on the inputs' shapes only, and ensure_compile_time_eval makes
+    # the parameters concrete even under jax.jit: the random initialisers stay out of the
+    # compiled program, which makes compiling fast.
+    with jax.ensure_compile_time_eval():
+        variables = model.lazy_init(jax.random.PRNGKey(int(seed)), jax.ShapeDtypeStruct(x.shape, x.dtype))
+    out = model.apply(variables, x)  # (T, D)
+    return out.reshape(-1)  # (T * D,)
