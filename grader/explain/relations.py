@@ -11,8 +11,9 @@ coincidence (several values that confirm it, errors spread the way rounding spre
 that matches exactly).
 
 Ids: constant_factor, reduced_precision, transpose, reversed_axis, permuted_axis, shifted, wrong_order
-(also for a flattening order), nonfinite, and overflow (finite but wrong exactly where squaring an input
-overflows float32).
+(also for a flattening order), nonfinite, overflow (finite but wrong exactly where squaring an input
+overflows float32), and residual_added / residual_missing (the expected output plus, or minus, an input
+of the output's shape: a residual connection where none belongs, or none where one does).
 
 Pure numpy; the arrays are small (a few thousand values), and every search is bounded.
 """
@@ -73,7 +74,7 @@ def diagnose(expected: np.ndarray, actual: np.ndarray, args: dict, *, rtol: floa
             return _nonfinite(ctx)
         found = []
         for check in (_transposed, _reversed, _shifted, _flatten_order, _permuted, _constant_factor,
-                      _reduced_precision, _overflow_rows, _wrong_order):
+                      _reduced_precision, _overflow_rows, _wrong_order, _input_added):
             f = check(ctx)
             if f is not None:
                 found.append(f)
@@ -154,6 +155,27 @@ def _choose(found: list[_Found]) -> Diagnosis | None:
     if len(keep) != 1 or keep[0].diagnosis is None:
         return None
     return keep[0].diagnosis
+
+
+def _input_added(ctx: _Ctx) -> _Found | None:
+    """The expected output plus (or minus) an input of the same shape, everywhere, where that input is far
+    from zero at several wrong values: a residual connection added inside the function, or one left out."""
+    for name, x in ctx.args.arrays.items():
+        if x.shape != ctx.shape:
+            continue
+        evidence = int(np.sum(ctx.mism & (np.abs(x) > ctx.atol + ctx.rtol * np.abs(ctx.e) + ctx.slack)))
+        if evidence < 3:
+            continue
+        if ctx.close_all(ctx.a, ctx.e + x):
+            return _Found(Diagnosis("residual_added", (
+                f"Your output is the expected one plus the input {name}, at every position: a residual connection "
+                f"({name} + ...) added where none belongs. This function returns what it computes alone; adding "
+                f"{name} back is the job of whatever calls it.")))
+        if ctx.close_all(ctx.a, ctx.e - x):
+            return _Found(Diagnosis("residual_missing", (
+                f"Your output is the expected one minus the input {name}, at every position: the residual "
+                f"connection ({name} + ...) is missing. Add {name} to what the sublayer computes.")))
+    return None
 
 
 def _fmt(x: float) -> str:

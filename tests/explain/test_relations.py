@@ -501,3 +501,35 @@ def test_message_form_is_checked_for_every_relation():
     for bad in ("", "no full stop", "a\x1b[2Jcontrol character.", "trailing space. "):
         with pytest.raises(AssertionError):
             check_message(bad)
+
+
+# ------------------------------------------------------------------------------------------ residual
+
+def attention_like(seed: int = 0, T: int = 6, D: int = 8):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(T, D)).astype(np.float32)
+    e = np.tanh(x @ rng.normal(size=(D, D))).astype(np.float32)  # stands for what the layer computes
+    return x, e
+
+
+def test_a_residual_added_inside_the_layer_is_said():
+    x, e = attention_like()
+    msg = found(diagnose(e, (e + x).astype(np.float32), {"seed": 0, "x": x, "num_heads": 2}, **T5_TOL), "residual_added")
+    assert "plus the input x" in msg
+
+
+def test_a_residual_left_out_is_said():
+    x, e = attention_like(1)
+    msg = found(diagnose(e, (e - x).astype(np.float32), {"x": x}, **T5_TOL), "residual_missing")
+    assert "minus the input x" in msg and "missing" in msg
+
+
+def test_no_residual_is_read_into_an_input_near_zero_or_a_partial_match():
+    x, e = attention_like(2)
+    tiny = np.zeros_like(x)
+    tiny[0, 0] = 1.0  # one value apart: no evidence
+    assert diagnose(e, (e + tiny).astype(np.float32), {"x": tiny}, **T5_TOL) is None
+    half = (e + x).astype(np.float32)
+    half[3:] = e[3:] * 2 + 1  # the residual explains the first rows only
+    d = diagnose(e, half, {"x": x}, **T5_TOL)
+    assert d is None or d.id not in ("residual_added", "residual_missing")
