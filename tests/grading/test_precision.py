@@ -6,7 +6,8 @@ located at its first wrong part; correct submissions pass.
 Every t5_relative_pos and rmsnorm submission runs here; of mini T5's, whose runs take seconds each,
 a sample that covers each kind of part (a norm, an attention, a block's wiring, the top-level model, a
 parameter shape) and a listed mistake; of t5_attention's, a sample with the two mistakes whose outputs are
-a listed one's though written otherwise, and a part pointed at below the layer. `benchmarks/feedback.py` runs the whole corpus and prints the
+a listed one's though written otherwise, and a part pointed at below the layer; and a few of T5's and of
+the bias module's (benchmarks/feedback.py runs every corpus whole). `benchmarks/feedback.py` runs the whole corpus and prints the
 tallies.
 """
 
@@ -25,6 +26,8 @@ MINI_T5_SAMPLE = {"strict_causal_mask", "no_ffn_residual", "mask_after_softmax",
                   "head_rescaled_before_tied_embedding", "correct_einsum"}
 T5_ATTENTION_SAMPLE = {"correct_hf_style", "bias_transposed_with_dot_T", "bias_indexed_with_batch_axis",
                        "upper_half_for_earlier_keys", "log_bucket_not_capped", "causal_mask_triu"}
+T5_FORWARD_SAMPLE = {"correct_numpy_helpers", "bias_only_where_table", "cross_attention_over_decoder_stream"}
+T5_RELATIVE_BIAS_SAMPLE = {"correct_python_loops", "queries_aligned_to_last_key", "log_buckets_unbounded_indexed"}
 
 
 def manifest(slug: str) -> dict[str, dict]:
@@ -37,7 +40,8 @@ def corpus(slug: str, sample: set[str] | None = None) -> list:
 
 
 @pytest.mark.parametrize("slug,name,entry", corpus("t5_relative_pos") + corpus("rmsnorm")
-                         + corpus("mini_t5_forward", MINI_T5_SAMPLE) + corpus("t5_attention", T5_ATTENTION_SAMPLE))
+                         + corpus("mini_t5_forward", MINI_T5_SAMPLE) + corpus("t5_attention", T5_ATTENTION_SAMPLE)
+                         + corpus("t5_forward", T5_FORWARD_SAMPLE) + corpus("t5_relative_bias", T5_RELATIVE_BIAS_SAMPLE))
 def test_feedback_on_a_realistic_submission(grade_json, slug, name, entry):
     code, report = grade_json(slug, "--file", CORPUS / slug / f"{name}.py")
     named = report["pitfall"]["id"] if report["pitfall"] else None
