@@ -23,8 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "submissions"
 
 
-def verdict_on(slug: str, name: str, entry: dict) -> tuple[str, str]:
-    """(tally, one line) for one submission."""
+def verdict_on(slug: str, name: str, entry: dict) -> tuple[str, str, bool]:
+    """(tally, one line, whether a wrong submission's report points somewhere: a known mistake named, a
+    diagnosis, or a first wrong part below the top level) for one submission."""
     started = time.monotonic()
     done = subprocess.run([str(Path(sys.executable).parent / "grade"), slug, "--json", "--file",
                            str(CORPUS / slug / f"{name}.py")], capture_output=True, text=True, cwd=ROOT)
@@ -35,6 +36,11 @@ def verdict_on(slug: str, name: str, entry: dict) -> tuple[str, str]:
     diagnosis = report["diagnosis"]["id"] if report["diagnosis"] else None
     line = (f"{slug}/{name}: {report['status']} in {seconds:.1f} s; named {named}, part {part!r}, "
             f"diagnosis {diagnosis}")
+    pointed = bool(entry["mistake"]) and bool(named or diagnosis or part)
+    return (*_tally(report, entry, named, part, diagnosis, line), pointed)
+
+
+def _tally(report: dict, entry: dict, named, part, diagnosis, line: str) -> tuple[str, str]:
     if not entry["mistake"]:
         return ("correct passes" if report["status"] == "pass" else "correct fails"), line
     if report["status"] == "pass":
@@ -57,11 +63,16 @@ def main() -> None:
     args = parser.parse_args()
     for slug in args.problems:
         tally: Counter = Counter()
+        wrong = pointed = 0
         for name, entry in tomllib.loads((CORPUS / slug / "manifest.toml").read_text()).items():
-            kind, line = verdict_on(slug, name, entry)
+            kind, line, points = verdict_on(slug, name, entry)
             tally[kind] += 1
+            wrong += bool(entry["mistake"])
+            pointed += points
             print(f"  {kind:22} {line}", flush=True)
-        print(f"{slug}: " + ", ".join(f"{kind} {n}" for kind, n in sorted(tally.items())) + "\n", flush=True)
+        print(f"{slug}: " + ", ".join(f"{kind} {n}" for kind, n in sorted(tally.items())), flush=True)
+        print(f"{slug}: {pointed} of {wrong} wrong submissions ({pointed / max(wrong, 1):.0%}) get a name, a "
+              "diagnosis or a first wrong part below the top level\n", flush=True)
 
 
 if __name__ == "__main__":
