@@ -6,8 +6,8 @@ located at its first wrong part; correct submissions pass.
 Every t5_relative_pos and rmsnorm submission runs here; of mini T5's, whose runs take seconds each,
 a sample that covers each kind of part (a norm, an attention, a block's wiring, the top-level model, a
 parameter shape) and a listed mistake; of t5_attention's, a sample with the two mistakes whose outputs are
-a listed one's though written otherwise, and a part pointed at below the layer; and a few of T5's and of
-the bias module's (benchmarks/feedback.py runs every corpus whole). `benchmarks/feedback.py` runs the whole corpus and prints the
+a listed one's though written otherwise, and a part pointed at below the layer; and a few of T5's, of the bias
+module's, Shaw's and Transformer-XL's (benchmarks/feedback.py runs every corpus whole). `benchmarks/feedback.py` runs the whole corpus and prints the
 tallies.
 """
 
@@ -28,6 +28,8 @@ T5_ATTENTION_SAMPLE = {"correct_hf_style", "bias_transposed_with_dot_T", "bias_i
                        "upper_half_for_earlier_keys", "log_bucket_not_capped", "causal_mask_triu"}
 T5_FORWARD_SAMPLE = {"correct_numpy_helpers", "bias_only_where_table", "cross_attention_over_decoder_stream"}
 T5_RELATIVE_BIAS_SAMPLE = {"correct_python_loops", "queries_aligned_to_last_key", "log_buckets_unbounded_indexed"}
+SHAW_SAMPLE = {"subtract_outer_query_minus_key", "clip_upper_bound_k_minus_one"}
+TRANSFORMER_XL_SAMPLE = {"biases_swapped", "cos_in_even_columns"}
 
 
 def manifest(slug: str) -> dict[str, dict]:
@@ -41,7 +43,9 @@ def corpus(slug: str, sample: set[str] | None = None) -> list:
 
 @pytest.mark.parametrize("slug,name,entry", corpus("t5_relative_pos") + corpus("rmsnorm")
                          + corpus("mini_t5_forward", MINI_T5_SAMPLE) + corpus("t5_attention", T5_ATTENTION_SAMPLE)
-                         + corpus("t5_forward", T5_FORWARD_SAMPLE) + corpus("t5_relative_bias", T5_RELATIVE_BIAS_SAMPLE))
+                         + corpus("t5_forward", T5_FORWARD_SAMPLE) + corpus("t5_relative_bias", T5_RELATIVE_BIAS_SAMPLE)
+                         + corpus("shaw_relative_attention", SHAW_SAMPLE)
+                         + corpus("transformer_xl_attention", TRANSFORMER_XL_SAMPLE))
 def test_feedback_on_a_realistic_submission(grade_json, slug, name, entry):
     code, report = grade_json(slug, "--file", CORPUS / slug / f"{name}.py")
     named = report["pitfall"]["id"] if report["pitfall"] else None

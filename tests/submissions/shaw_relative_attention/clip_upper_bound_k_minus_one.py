@@ -1,0 +1,132 @@
+"""Self-attention with relative position representations (Shaw, Uszkoreit and Vaswani, 2018).
+
+The module tree (names, shapes, initialisers) is fixed in each `setup()`:
+Flax derives every parameter's random key from its path, so keep it as given.
+Your task: write the two `__call__` bodies marked TODO. The entry function at the
+bottom is already wired (parameters from the seed, apply, flatten); leave it as it is.
+"""
+
+import jax
+import jax.numpy as jnp
+import flax.linen as nn
+import math
+
+# Replaces the score of a key that a query may not see: softmax then gives it weight 0.
+MASK_VALUE = jnp.finfo(jnp.float32).min
+
+
+class RelativePosition(nn.Module):
+    """A table of 2k + 1 learned vectors, one per clipped offset -k .. k.
+
+    Attributes:
+        max_relative_position: k; offsets j - i beyond -k .. k share the end rows.
+        d_head: width of each vector (the attention's head width).
+    """
+
+    max_relative_position: int
+    d_head: int
+
+    def setup(self):
+        k = self.max_relative_position
+        # (2k + 1, d_head): row r holds the vector of offset r - k
+        self.table = self.param("table", nn.initializers.xavier_uniform(), (2 * k + 1, self.d_head))
+
+    def __call__(self, length):
+        """Looks up the vector of every (query i, key j) pair of a length-T sequence.
+
+        Args:
+            length: int T >= 1, the number of positions (queries and keys alike).
+
+        Returns:
+            (T, T, d_head) float32: entry [i, j] is the table row
+            clip(j - i, -k, k) + k.
+        """
+        k = self.max_relative_position
+        idx = jnp.arange(length)
+        rel = idx[None, :] - idx[:, None]  # rel[i, j] = j - i
+        rel = jnp.clip(rel, -k, k - 1) + k
+        return jnp.take(self.table, rel, axis=0)  # (T, T, d_head)
+
+
+class ShawAttention(nn.Module):
+    """Multi-head self-attention whose keys and values carry relative position vectors.
+
+    Attributes:
+        d_model: model width D; every projection maps D -> D.
+        num_heads: number of heads H; D must be divisible by H.
+        max_relative_position: k, the clipping distance of the relative tables.
+    """
+
+    d_model: int
+    num_heads: int
+    max_relative_position: int
+
+    def setup(self):
+        d_head = self.d_model // self.num_heads
+        self.query = nn.Dense(self.d_model)  # kernel (D, D) lecun normal, bias (D,) zeros
+        self.key = nn.Dense(self.d_model)  # kernel (D, D), bias (D,)
+        self.value = nn.Dense(self.d_model)  # kernel (D, D), bias (D,)
+        self.out = nn.Dense(self.d_model)  # kernel (D, D), bias (D,)
+        # a_K and a_V: one table (2k + 1, d_head) each, shared by every head
+        self.relative_key = RelativePosition(self.max_relative_position, d_head)
+        self.relative_value = RelativePosition(self.max_relative_position, d_head)
+
+    def __call__(self, x, causal):
+        """Lets every position attend to every position (if causal, to itself and earlier ones).
+
+        Args:
+            x: (T, D) float32, the sequence.
+            causal: bool; if True, query i sees only keys j <= i.
+
+        Returns:
+            (T, D) float32.
+        """
+        T, D = x.shape
+        H = self.num_heads
+        dh = D // H
+
+        def heads(t):
+            return t.reshape(T, H, dh).transpose(1, 0, 2)  # (H, T, dh)
+
+        q, k, v = heads(self.query(x)), heads(self.key(x)), heads(self.value(x))
+        rel_k = self.relative_key(T)  # (T, T, dh)
+        rel_v = self.relative_value(T)  # (T, T, dh)
+
+        logits = jnp.einsum("hid,hjd->hij", q, k) + jnp.einsum("hid,ijd->hij", q, rel_k)
+        logits = logits / math.sqrt(dh)
+        if causal:
+            keep = jnp.tril(jnp.ones((T, T), dtype=bool))
+            logits = jnp.where(keep, logits, MASK_VALUE)
+        attn = jax.nn.softmax(logits, axis=-1)
+        z = jnp.einsum("hij,hjd->hid", attn, v) + jnp.einsum("hij,ijd->hid", attn, rel_v)
+        z = z.transpose(1, 0, 2).reshape(T, D)
+        return self.out(z)
+
+
+def shaw_relative_attention(seed, x, num_heads, max_relative_position, causal):
+    """Initialises a ShawAttention layer from `seed` and applies it to `x`.
+
+    Args:
+        seed: int, seeds jax.random.PRNGKey for the parameters.
+        x: (T, D) float32, the input sequence; D divisible by num_heads.
+        num_heads: int, H.
+        max_relative_position: int k >= 1, the clipping distance.
+        causal: bool, whether query i sees only keys j <= i.
+
+    Returns:
+        (T * D,) float32: the (T, D) output flattened row by row.
+    """
+    x = jnp.asarray(x, dtype=jnp.float32)  # (T, D)
+    model = ShawAttention(
+        d_model=int(x.shape[1]),
+        num_heads=int(num_heads),
+        max_relative_position=int(max_relative_position),
+    )
+    # lazy_init traces the forward on the inputs' shapes only, and ensure_compile_time_eval makes
+    # the parameters concrete even under jax.jit: the random initialisers stay out of the
+    # compiled program, which makes compiling fast.
+    with jax.ensure_compile_time_eval():
+        variables = model.lazy_init(jax.random.PRNGKey(int(seed)), jax.ShapeDtypeStruct(x.shape, x.dtype),
+                                    bool(causal))
+    y = model.apply(variables, x, bool(causal))  # (T, D)
+    return y.reshape(-1)  # (T * D,)
