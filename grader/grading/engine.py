@@ -221,9 +221,9 @@ class Session:
 
     def prefetch(self, cases: list[dict], reference: bool = True) -> None:
         """Ask for the learner's and (where ``reference``) the reference's outputs on ``cases`` in one batch
-        each, both workers running at once. When the reference has nothing to compute (its outputs are all cached, as on a
-        re-grade), its core runs a second learner worker instead, on the traced signatures the first does
-        not get. ``evaluate`` takes the learner's answers as it needs them; whatever is still pending when
+        each, both workers running at once. When the reference has nothing to compute (its outputs are all
+        cached, as on a re-grade), its core runs a second learner worker instead, on the traced signatures
+        the first does not get. ``evaluate`` takes the learner's answers as it needs them; whatever is still pending when
         grading stops early or moves on (to shrinking) is cancelled."""
         unique = list({self.trusted.digest(a): a for a in cases}.items())
         if not unique:
@@ -378,9 +378,9 @@ class Session:
         batch that was cancelled, are reused; the others come in one batch, split between two workers as
         :meth:`prefetch` splits a grade's. If a worker fails or the run's time is up, the rest stay None."""
         known = {self.trusted.digest(args): actual for args, actual in self.seen}
-        for digest, reply in list(self.memo.items()):
-            if not isinstance(reply, WorkerFailure) and reply.ok and reply.result.array is not None:
-                known[digest] = self.memo.pop(digest).result.array.reshape(-1)
+        for digest in {self.trusted.digest(args) for args in cases} - set(known):
+            if _array_of(self.memo.get(digest)) is not None:
+                known[digest] = _array_of(self.memo.pop(digest))
         missing = list({d: a for a in cases if (d := self.trusted.digest(a)) not in known}.items())
         if missing and self.shared:
             for (digest, _), out in zip(missing, self.trusted.outputs(self.key, [a for _, a in missing])):
@@ -395,10 +395,8 @@ class Session:
                         self._take_pending(fetch, until=digest)
                 except StopGrading:  # the run's time is up: the rest stay None
                     break
-                reply = self.memo.pop(digest, None)
-                if reply is not None and not isinstance(reply, WorkerFailure) and reply.ok \
-                        and reply.result.array is not None:
-                    known[digest] = reply.result.array.reshape(-1)
+                if _array_of(self.memo.get(digest)) is not None:
+                    known[digest] = _array_of(self.memo.pop(digest))
             self.cancel_pending()
         return [known.get(self.trusted.digest(args)) for args in cases]
 
@@ -522,6 +520,13 @@ class Session:
         if self.launch is not None:
             self.launch.close()
         return printed
+
+
+def _array_of(answer: Reply | WorkerFailure | None) -> np.ndarray | None:
+    """The flat array an answer kept in ``Session.memo`` holds, if it holds one."""
+    if answer is None or isinstance(answer, WorkerFailure) or not answer.ok or answer.result.array is None:
+        return None
+    return answer.result.array.reshape(-1)
 
 
 def error_message(err: dict) -> str:
