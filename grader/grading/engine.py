@@ -266,13 +266,7 @@ class Session:
     def _take_pending(self, fetch: Fetch, until: str) -> None:
         """Receive ``fetch``'s answers into ``memo``, up to the one for digest ``until``. What a second
         worker leaves unanswered (it cannot load the file, or dies) the first answers, case by case."""
-        try:
-            if fetch.loading:
-                fetch.loading = False
-                if not self._receive(0, "loaded", fetch.worker).ok:
-                    raise WorkerFailure("crash", "the second worker could not load the file")
-        except WorkerFailure:
-            self._drop(fetch)
+        if not self._loaded(fetch):
             return
         while fetch.pending:
             digest = fetch.pending.pop(0)
@@ -292,6 +286,19 @@ class Session:
             if digest == until:
                 return
 
+    def _loaded(self, fetch: Fetch) -> bool:
+        """Whether ``fetch``'s worker has the file loaded (its load reply taken, if still to come); a second
+        worker that could not load it is dropped."""
+        try:
+            if fetch.loading:
+                fetch.loading = False
+                if not self._receive(0, "loaded", fetch.worker).ok:
+                    raise WorkerFailure("crash", "the second worker could not load the file")
+        except WorkerFailure:
+            self._drop(fetch)
+            return False
+        return True
+
     def _drop(self, fetch: Fetch) -> None:
         fetch.worker.kill()
         fetch.pending = []
@@ -301,8 +308,9 @@ class Session:
         for fetch in self.fetches:
             if not fetch.pending:
                 continue
-            if fetch.loading:  # a second worker that has not loaded the file: nothing of it to keep
-                self._drop(fetch)
+            # A second worker still loading the file is let finish (the batch that tells mistakes apart takes
+            # it up again, where a new one would load and compile afresh); then its batch stops like any.
+            if not self._loaded(fetch):
                 continue
 
             def keep(reply, fetch: Fetch = fetch) -> None:

@@ -127,6 +127,9 @@ class FakeWorker:
     def kill(self) -> None:
         self.killed = self.ended = True
 
+    def poll(self) -> int | None:
+        return -9 if self.ended else None
+
     def close(self) -> None:
         self.closed = self.ended = True
 
@@ -412,8 +415,20 @@ def test_cancelling_keeps_the_answers_on_their_way_and_drops_the_rest(session, i
     assert learner.calls() == CASES[1 + in_flight:]  # those dropped, asked again one by one
 
 
-def test_a_second_worker_not_yet_loaded_is_dropped_on_cancel(session, spares):
+def test_a_second_worker_not_yet_loaded_loads_on_cancel_and_serves_the_next_batch(session, spares):
     learner, second = FakeWorker(), FakeWorker()
+    spares.append(second)
+    s = session(learner, kept=CASES, zygote=object())
+    s.prefetch(CASES)
+    s.cancel_pending()
+    assert not second.killed and second.waits[0][0] == "loaded" and second.ops()[-1] == "cancel"
+    assert learner.ops()[-1] == "cancel"
+    got = s.answers(CASES)  # the batch that tells mistakes apart: both workers again, no third started
+    assert all(g is not None for g in got) and second.ops().count("load") == 1 and second.batches()[-1]
+
+
+def test_a_second_worker_that_cannot_load_is_dropped_on_cancel(session, spares):
+    learner, second = FakeWorker(), FakeWorker(load=raised())
     spares.append(second)
     s = session(learner, kept=CASES, zygote=object())
     s.prefetch(CASES)
