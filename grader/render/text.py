@@ -131,7 +131,7 @@ def sections(verdict: dict, medium: Medium = COMMAND_LINE) -> Iterator[list[str]
         explained = True
         yield [f"Diagnosis: {shown(diagnosis['message'])}"]
     if params := verdict.get("params_diff"):  # under the verdict line, or a paragraph after an explanation
-        yield [""] * explained + [f"  {shown(line)}" for line in capped_lines(params)]
+        yield [""] * explained + [f"  {shown(line)}" for line in params]  # cut to LINES_SHOWN in the object
     if part := verdict.get("first_wrong_part"):
         yield ["", f"First wrong part: {shown(part['path'], LINE_CAP) or 'the top-level module'}",
                f"  {shown(part['message'])}",
@@ -243,13 +243,19 @@ def _traceback_lines(traceback: str) -> list[str]:
     return lines[:head] + [f"... {len(lines) - head - tail} lines left out ..."] + lines[-tail:]
 
 
+def _numbers(values) -> np.ndarray:
+    """A verdict's values as an array: itself, or a flat list with its non-finite values as strings."""
+    if isinstance(values, np.ndarray):
+        return values
+    return np.asarray([_NON_FINITE.get(v, v) if isinstance(v, str) else v for v in values or []])
+
+
 def array(values, shape) -> np.ndarray | None:
-    """A verdict's values (an array, or a flat list with non-finite values as strings) in ``shape``; None
-    where they do not fill it (the JSON keeps only the first values of a large output)."""
+    """A verdict's values in ``shape``; None where they do not fill it (the JSON keeps only the first values
+    of a large output)."""
     if values is None or shape is None:
         return None
-    if not isinstance(values, np.ndarray):
-        values = np.asarray([_NON_FINITE.get(v, v) if isinstance(v, str) else v for v in values])
+    values = _numbers(values)
     return values.reshape(shape) if values.size == math.prod(shape) else None
 
 
@@ -308,7 +314,7 @@ def _values_grid(case: dict, expected: np.ndarray | None, focus) -> list[str]:
 
 
 def _flat(values) -> list[str]:
-    arr = np.asarray([] if values is None else [_NON_FINITE.get(v, v) if isinstance(v, str) else v for v in values])
+    arr = _numbers(values).reshape(-1)
     return ["  " + row for row in np.array2string(arr, precision=6, threshold=200, max_line_width=100).split("\n")]
 
 

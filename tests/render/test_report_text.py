@@ -495,3 +495,10 @@ def test_a_streamed_report_says_when_the_case_shown_says_something_else(t5, caps
 def test_a_report_with_nothing_streamed_is_whole(t5):
     whole = report.to_text(t5, failing(t5), None)
     assert text.Streamed(t5.slug).rest(whole) == whole
+
+
+def test_a_long_parameter_tree_diff_is_cut_once_saying_how_many_more(t5):
+    verdict = failing(t5, params_diff=[f"missing parameter params/w{i} (4,)" for i in range(100)])
+    lines = report.to_text(t5, verdict, None).splitlines()
+    assert "  missing parameter params/w39 (4,)" in lines and "  missing parameter params/w40 (4,)" not in lines
+    assert "  ... and 60 more" in lines and not any(line.endswith("and 1 more") for line in lines)
