@@ -47,6 +47,16 @@ class Comparison:
                 "max_abs_error": self.max_abs, "max_rel_error": self.max_rel}
 
 
+def same_values(expected: np.ndarray, actual: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    """Elementwise, for outputs that may hold non-finite values (a model's part, a known mistake's output):
+    ``actual`` is ``expected`` where it is equal to it (the same infinity too), NaN where it is NaN, or within
+    the tolerance of a finite expected value."""
+    e64, a64 = np.asarray(expected, np.float64), np.asarray(actual, np.float64)
+    with np.errstate(invalid="ignore"):
+        return (a64 == e64) | (np.isnan(a64) & np.isnan(e64)) | (
+            np.isfinite(e64) & (np.abs(a64 - e64) <= atol + rtol * np.abs(e64)))
+
+
 def agrees(problem, args: dict, expected: np.ndarray, got: np.ndarray, accept_also: np.ndarray | None) -> bool:
     """Whether ``got`` is an acceptable answer of ``problem`` on ``args`` where ``expected`` is the
     reference's (both flat; ``accept_also``: what the problem's hook also accepts there)."""

@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from grader.core.compare import same_values
 from grader.sandbox.pool import WorkerFailure
 from grader.core.verdict import Part, Status, Verdict
 
@@ -87,15 +88,11 @@ def difference(session, call: dict, arrays: list, reply) -> tuple[str, list[str]
     if actual.shape != expected.shape:
         return f"it returned shape {tuple(actual.shape)}, expected {tuple(expected.shape)}", []
     problem = session.problem
-    e64, a64 = expected.astype(np.float64), actual.astype(np.float64)
-    with np.errstate(invalid="ignore"):
-        same = (a64 == e64) | (np.isnan(a64) & np.isnan(e64))  # the same infinity, or NaN, where the reference has it
-        close = np.isfinite(e64) & (np.abs(a64 - e64) <= problem.atol + problem.rtol * np.abs(e64))
-        bad = ~(same | close)
+    bad = ~same_values(expected, actual, problem.rtol, problem.atol)
     if not bad.any():
         return None
     with np.errstate(invalid="ignore"):
-        err = np.where(bad, np.nan_to_num(np.abs(a64 - e64), nan=np.inf), -1.0)
+        err = np.where(bad, np.nan_to_num(np.abs(actual.astype(np.float64) - expected), nan=np.inf), -1.0)
     worst = np.unravel_index(int(np.argmax(err)), expected.shape)
     sentence = (f"{int(bad.sum())} of {expected.size} values of its output differ, the worst at "
                 f"{tuple(int(i) for i in worst)}: expected {expected[worst]:.6g}, got {actual[worst]:.6g}")

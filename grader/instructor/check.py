@@ -27,6 +27,7 @@ import numpy as np
 from grader.core.exits import Exit, usage_error
 from grader.commands import learner
 from grader.core import kinds
+from grader.core.compare import same_values
 from grader.explain import diagnosis
 from grader.instructor import new
 from grader.problem import problems, variant
@@ -219,9 +220,8 @@ def matches_stored(trusted: Trusted, key: str, args: dict, stored: list, dtype: 
     if computed is None:
         return False
     stored = np.asarray(stored, dtype=dtype).reshape(-1)  # a mistake's output may hold NaN where the stored one does
-    return stored.shape == computed.shape and bool(np.all((stored == computed) | (np.isnan(stored) & np.isnan(computed))
-                                                          | np.isclose(stored, computed, rtol=trusted.problem.rtol,
-                                                                       atol=trusted.problem.atol)))
+    return stored.shape == computed.shape and bool(np.all(
+        same_values(stored, computed, trusted.problem.rtol, trusted.problem.atol)))
 
 
 def check_problem(root: Path, slug: str, update_golden: bool = False, progress=None) -> list[Row]:

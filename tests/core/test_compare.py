@@ -67,3 +67,11 @@ def test_tolerance_is_atol_plus_rtol_times_expected():
     close = EXPECTED + np.float32(1e-3) * EXPECTED
     assert run(close, exact=False, rtol=2e-3, atol=0.0).ok
     assert not run(close, exact=False, rtol=5e-4, atol=0.0).ok
+
+
+def test_same_values_holds_the_same_infinity_and_nan_and_the_tolerance_of_finite_values():
+    from grader.core.compare import same_values
+
+    expected = np.array([1.0, -np.inf, np.inf, np.nan, 0.0], np.float32)
+    actual = np.array([1.0 + 1e-7, -np.inf, -np.inf, np.nan, 1e-3], np.float32)
+    assert same_values(expected, actual, rtol=1e-5, atol=1e-6).tolist() == [True, True, False, True, False]
