@@ -37,8 +37,6 @@ STOP_SECONDS = 5.0  # for a run of `grade` to end after Ctrl-C before it is kill
 
 # -- problem names ----------------------------------------------------------------------------------------
 
-
-
 def _problem_command(command: str, doc: str, argv: list[str], options=lambda parser: None):
     """``argv`` of `grade <command> <problem> ...` parsed (``options`` adds the command's own), the checkout
     and the problem; a problem that is not there raises problems.UsageError or ProblemError."""

@@ -505,9 +505,8 @@ def to_text(result: Result) -> str:
 
 def to_html(result: Result) -> str:
     """The text report as HTML: the verdict word in its colour, then the rest as the text has it."""
-    from grader.render import text
-
     from grader.core.verdict import Status
+    from grader.render import text
 
     _, *rest = text.sections(result.verdict, replace(_medium(result), name_problem=False))
     status = result.verdict["status"]

@@ -89,17 +89,17 @@ def compare(*, expected_flat: np.ndarray, natural_shape: tuple, dtype: str, resu
 
     if result.get("type") != "array" or spec is None:
         return fail(Stage.ARRAY, f"returned {describe_returned(result)}; return a numpy or JAX array "
-                             f"of shape ({n},) and dtype {dtype}")
+                                 f"of shape ({n},) and dtype {dtype}")
     shape = tuple(spec["shape"])
     got_size = int(np.prod(shape, dtype=np.int64))
     flat_hint = (f" (the {' × '.join(map(str, natural_shape))} result flattened)"
                  if len(natural_shape) > 1 else "")
     if got_size != n:
         return fail(Stage.SHAPE, f"returned {got_size} values (shape {shape}); expected {n} values, "
-                             f"shape ({n},){flat_hint}")
+                                 f"shape ({n},){flat_hint}")
     if shape != (n,):
         return fail(Stage.SHAPE, f"returned shape {shape}; expected the flat shape ({n},){flat_hint}: "
-                             f"flatten it with .reshape(-1)")
+                                 f"flatten it with .reshape(-1)")
     if spec["dtype"] != dtype:
         return fail(Stage.DTYPE, f"returned dtype {spec['dtype']}; expected {dtype}: cast with .astype(jnp.{dtype})")
 
@@ -110,7 +110,7 @@ def compare(*, expected_flat: np.ndarray, natural_shape: tuple, dtype: str, resu
             first = tuple(int(i) for i in np.argwhere(bad)[0])
             kinds = sorted({"NaN" if np.isnan(v) else "inf" for v in actual[bad].ravel()[:1000]})
             return fail(Stage.FINITE, f"{int(bad.sum())} of {n} values are {' or '.join(kinds)} "
-                                  f"(the first at index {first}); every value should be finite",
+                                      f"(the first at index {first}); every value should be finite",
                         actual=actual, mismatch=bad, count=int(bad.sum()), first=first, worst=first)
 
     e64, a64 = expected.astype(np.float64), actual.astype(np.float64)

@@ -97,6 +97,7 @@ class Trusted:
         self.hooks = problem.hooks()
         self.cache_folder = cache_folder(problem.root) if use_cache else None
         self.hook_sources = [problem.solution_folder / "grading.py"] if self.hooks else []
+        self.hook_bytes = [path.read_bytes() for path in self.hook_sources]  # read once, like the sources
         self.caches = {("reference", True): cache_mod.ReferenceCache(
             self.cache_folder, problem.slug, [problem.reference] + self.hook_sources)}
         self.trees = cache_mod.TreeCache(self.cache_folder, problem.slug, [problem.reference] + self.hook_sources)
@@ -187,7 +188,7 @@ class Trusted:
         """What a known mistake's outputs depend on, as a short hash: its module, the reference it may
         override and the problem's grading hooks (not the grader's fingerprint: golden.json is committed)."""
         h = hashlib.sha256()
-        for part in (self.sources[key], self.sources["reference"], *(p.read_bytes() for p in self.hook_sources)):
+        for part in (self.sources[key], self.sources["reference"], *self.hook_bytes):
             h.update(part + b"\0")
         return h.hexdigest()[:16]
 
