@@ -63,15 +63,14 @@ def run_call(session, call: dict, arrays: list):
               "kwargs": {k: renumber(v) for k, v in call["kwargs"].items()},
               "variables": {k: renumber(v) for k, v in call["variables"].items()},
               "max_bytes": 16 * expected.size + 4096}
-    session.settle()
-    session.learner.request(header, [arrays[i] for i in used])
-    return session._receive(header["max_bytes"])
+    session.workers.ask(header, [arrays[i] for i in used])
+    return session.workers.receive(header["max_bytes"])
 
 
 def difference(session, call: dict, arrays: list, reply) -> tuple[str, list[str]] | None:
     """How the learner's output of ``call`` differs from the reference's (None if it agrees): a sentence,
     and lines that show the row holding the worst value."""
-    from grader.grading.engine import error_message
+    from grader.grading.workers import error_message
 
     expected = arrays[call["output"]["array"]]
     if not reply.ok:
@@ -154,7 +153,7 @@ def grade_part(problem, learner_path, name: str, options, launch=None) -> Verdic
         path, kept = kept_inputs(session)
         session.load()
         session.drawn = kept if kept is not None else draw_inputs(session, path)
-        session._learner_ready()
+        session.workers.ready()
         for args in [ex.args for ex in problem.examples] + session.drawn:
             calls, arrays = session.trusted.capture(args)
             inputs_used += 1
@@ -179,7 +178,7 @@ def grade_part(problem, learner_path, name: str, options, launch=None) -> Verdic
     except StopGrading as stop:
         verdict.status, verdict.message = stop.outcome.status, stop.outcome.message
     except WorkerFailure as failure:
-        outcome = session._failure_outcome(f"{name} alone", {}, failure)
+        outcome = session.workers.failure_outcome(f"{name} alone", {}, failure)
         verdict.status, verdict.message = outcome.status, outcome.message
     except ReferenceError as exc:
         raise ProblemError(f"the problem is broken, not your code: {exc}") from None

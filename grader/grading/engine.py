@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import io
-import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,11 +19,10 @@ import numpy as np
 from grader.grading import cache as cache_mod
 from grader.core import kinds
 from grader.core.compare import compare
-from grader.sandbox.pool import READY_SECONDS, Worker, WorkerFailure
-from grader.sandbox.protocol import Reply
+from grader.sandbox.pool import WorkerFailure
 from grader.problem.problems import Problem, ProblemError, cache_folder, hidden_from_learners
-from grader.grading.trusted import (ReferenceError, Trusted, TrustedTimeout, batch_request, call_request, cancel_batch,
-                                    load_request, reply_bound)
+from grader.grading.trusted import ReferenceError, Trusted, TrustedTimeout, reply_bound
+from grader.grading.workers import Clock, LearnerWorkers, StopGrading, error_message, flat_array
 from grader.core.verdict import Check, Isolation, Outcome, Status, Verdict
 from grader.sandbox.zygote import Launch
 
@@ -40,9 +38,6 @@ UNSEEN_PARAMETERS = ("your code creates no parameters the grader can see (it loo
                      "from their initial values could check them; create them as the stub does")
 
 MOVED_NOTE = ", each run with every parameter moved from its initial value"
-REPLAY_LEFT_OUT = ("[what your code printed on the further inputs the grader ran to explain the failure is left "
-                   "out: a replay shows its own case's]\n")
-VALUES_BYTES = 64 << 20  # the most a learner's initial parameter values may take where the reference has none
 
 
 @dataclass
@@ -55,14 +50,6 @@ class Options:
     secret_seed: int | None = None  # inputs drawn from it too, for the instructor's verdicts (grader.problem.problems)
 
 
-class StopGrading(BaseException):
-    """Ends the run at once. A BaseException, so that Hypothesis neither catches nor shrinks it."""
-
-    def __init__(self, outcome: Outcome):
-        super().__init__(outcome.message)
-        self.outcome = outcome
-
-
 class CaseFailed(Exception):
     """A failing case; Hypothesis shrinks the input that raised it."""
 
@@ -71,29 +58,18 @@ class CaseFailed(Exception):
         self.outcome = outcome
 
 
-@dataclass
-class Fetch:
-    """The learner's answers to one batch, on their way from ``worker``, in order: digests of those not
-    yet received. ``loading``: the worker's load reply comes first (a second worker's)."""
+@dataclass(frozen=True)
+class Tally:
+    """How many cases a run has counted and how many outputs it keeps (:meth:`Session.tally`)."""
 
-    worker: Worker
-    pending: list[str] = field(default_factory=list)
-    received: int = 0
-    loading: bool = False
-
-
-def split_by_signature(problem: Problem, cases: list[tuple[str, dict]]) -> list[list[tuple[str, dict]]]:
-    """``cases`` (digest, args) in two parts with no traced signature in common (each signature is one
-    more program to trace): signatures alternate between the parts in order of first appearance."""
-    signatures: dict[tuple, int] = {}
-    parts: tuple[list, list] = ([], [])
-    for digest, args in cases:
-        parts[signatures.setdefault(kinds.signature(problem.args, args), len(signatures)) % 2].append((digest, args))
-    return [part for part in parts if part]
+    cases: int
+    seen: int
 
 
 class Session:
-    """One grading run: the learner's worker (or a trusted module in the trusted worker) and the reference.
+    """One grading run's cases: each asked of the graded module and of the reference, compared, counted,
+    and kept for naming a mistake. Which worker answers is :class:`LearnerWorkers`' to schedule; the
+    reference's side is ``trusted`` (:class:`Trusted`, or a handout's recorded answers).
 
     Everything the grader trusts is read when the session is made; learner code starts with ``load``."""
 
@@ -101,18 +77,15 @@ class Session:
                  subject_key: str | None = None, launch: Launch | None = None):
         self.problem = problem
         self.options = options
-        self.learner_path = learner_path.resolve()
-        self.call_seconds = options.call_seconds or problem.call_seconds
-        self.memory_mib = options.memory_mib or problem.memory_mib
-        self.started = time.monotonic()
-        self.deadline = self.started + (options.problem_seconds or problem.problem_seconds)
+        learner_path = learner_path.resolve()
+        self.clock = Clock.starting(options.problem_seconds or problem.problem_seconds)
         self.owns_trusted = trusted is None
         self.launch = None
         self.isolation = Isolation.NAMESPACES  # a trusted module needs none, and is graded like confined code
         if subject_key is None:
             self.launch = launch or Launch.prepare(problem.reference, cache_folder(problem.root) if options.use_cache else None,
-                                                   (str(problem.root / "problems"), str(self.learner_path.parent)),
-                                                   hidden_from_learners(problem.root), self.learner_path)
+                                                   (str(problem.root / "problems"), str(learner_path.parent)),
+                                                   hidden_from_learners(problem.root), learner_path)
             self.isolation = self.launch.isolation()
         if trusted is None and problem.handout:
             from grader.grading.recorded import Recorded
@@ -125,106 +98,45 @@ class Session:
             trusted = Trusted(problem, options.use_cache and confined,
                               self.launch.own if self.launch and confined else None)
         self.trusted = trusted
-        trusted.deadline = self.deadline
-        self.memo: dict[str, Reply | WorkerFailure] = {}  # the learner's answers fetched ahead, by input digest
-        self.fetches: list[Fetch] = []
-        self.second: Worker | None = None  # a second learner worker, on re-grades
+        trusted.limit(self.clock.deadline)
+        self.key = subject_key or "learner"
+        self.workers = LearnerWorkers(problem, self.key, learner_path, trusted, self.clock, jit=options.jit,
+                                      call_seconds=options.call_seconds or problem.call_seconds,
+                                      memory_mib=options.memory_mib or problem.memory_mib, launch=self.launch)
         self.cases = 0
         self.jit_error: str | None = None
         self.seen: list[tuple[dict, np.ndarray]] = []  # (inputs, learner's flat output), for naming pitfalls
         self.drawn: list[dict] = []  # the inputs Hypothesis draws for this problem
-        self.learner_loaded = subject_key is not None
         self.tree_unseen = False  # the reference creates parameters, and the graded module none that Flax makes
-        self.output_mark: str | None = None  # where the printed output stops being the graded case's
-        self.values_asked: dict | None = None  # the reference's initial parameters, while the learner's are due
-        self.values_found: tuple[dict, dict] | None = None
-        if subject_key is None:
-            self.key = "learner"
-            self.learner_source = learner_path.read_bytes()
-            self.learner = self.launch.learner
-        else:  # a trusted module (variant, alternative) graded inside the trusted worker
-            self.key = subject_key
-            self.learner = self.trusted.start({subject_key: self.learner_path})
+        self.reference_values: dict | None = None  # the reference's initial parameters, while the learner's are due
 
     @property
     def shared(self) -> bool:
         """Whether the graded module runs in the trusted worker (`grade check`'s variants)."""
-        return self.learner is self.trusted.worker
+        return self.workers.shared
 
     def load(self) -> None:
         """Learner code starts here: after everything trusted has been read."""
-        if not self.learner_loaded:
-            self.learner.request(*load_request(self.problem, self.key, self.learner_path, self.learner_source,
-                                               self.memory_mib))
+        self.workers.load()
 
-    def restart(self) -> None:
-        """A fresh learner worker (after one died partway through a batch), loaded."""
-        self.learner.close()
-        self.learner = Worker(self.launch.spec, self.launch.zygote)
-        self.learner_loaded = False
-        self.load()
-        self._learner_ready()
+    def tally(self) -> Tally:
+        return Tally(self.cases, len(self.seen))
 
-    # -- the learner's replies -----------------------------------------------------------------------------
+    def rewind(self, to: Tally) -> None:
+        """Forget the cases counted and the outputs kept since ``to``: Hypothesis runs them again to shrink."""
+        self.cases = to.cases
+        del self.seen[to.seen:]
 
-    def remaining(self) -> float:
-        return self.deadline - time.monotonic()
-
-    def _timeout(self) -> float:
-        remaining = self.remaining()
-        if remaining <= 0:
-            raise StopGrading(self._out_of_time())
-        return min(self.call_seconds, remaining)
-
-    def _receive(self, max_bytes: int, expect: str = "result", worker: Worker | None = None):
-        """The graded module's next reply, within the limit for one call and the time left (a worker's
-        start, JAX's import, has an allowance of its own, within the time left)."""
-        if self.shared:
-            self.trusted.acknowledge()
-        return (worker or self.learner).receive(self._timeout(), max_bytes, expect,
-                                                ready_seconds=min(READY_SECONDS, max(self.remaining(), 0.0)))
-
-    def _out_of_time(self, args: dict | None = None) -> Outcome:
-        limit = self.deadline - self.started
-        return Outcome("time limit", args or {}, Status.TIMEOUT,
-                       f"grading ran past the limit of {limit:.0f} s for the whole problem")
-
-    def _learner_ready(self) -> None:
-        if self.learner_loaded:
-            return
-        try:
-            reply = self._receive(0, "loaded")
-        except WorkerFailure as failure:
-            raise StopGrading(self._failure_outcome("loading your file", {}, failure)) from None
-        if not reply.ok:
-            err = reply.error
-            status = Status.NOT_STARTED if err["kind"] == "not_implemented" else Status.ERROR
-            raise StopGrading(Outcome("loading your file", {}, status, error_message(err), error=err))
-        self.learner_loaded = True
-
-    def _failure_outcome(self, name: str, args: dict, failure: WorkerFailure) -> Outcome:
-        if failure.kind == "timeout":
-            if self.remaining() <= 0:
-                return self._out_of_time(args)
-            return Outcome(name, args, Status.TIMEOUT, f"your function did not return within "
-                                                        f"{self.call_seconds:g} s (the limit for one call); "
-                                                        f"is there an endless loop?")
-        if failure.kind == "memory":
-            return Outcome(name, args, Status.ERROR, f"your code exceeded the memory limit of {self.memory_mib} MiB "
-                                                     f"({failure.message})")
-        if failure.kind == "protocol":
-            return Outcome(name, args, Status.ERROR, f"the process running your code broke the grader's "
-                                                     f"protocol: {failure.message}")
-        if failure.kind == "isolation":
-            return Outcome(name, args, Status.ERROR, failure.message)
-        return Outcome(name, args, Status.ERROR, f"the process running your code stopped: {failure.message}")
+    def count_at_least(self, cases: int) -> None:
+        """Count ``cases`` at least (the drawn inputs a failure that did not come again was found among)."""
+        self.cases = max(self.cases, cases)
 
     def prefetch(self, cases: list[dict], reference: bool = True) -> None:
         """Ask for the learner's and (where ``reference``) the reference's outputs on ``cases`` in one batch
         each, both workers running at once. When the reference has nothing to compute (its outputs are all
         cached, as on a re-grade), its core runs a second learner worker instead, on the traced signatures
-        the first does not get. ``evaluate`` takes the learner's answers as it needs them; whatever is still pending when
-        grading stops early or moves on (to shrinking) is cancelled."""
+        the first does not get. ``evaluate`` takes the learner's answers as it needs them; whatever is still
+        pending when grading stops early or moves on (to shrinking) is cancelled."""
         unique = list({self.trusted.digest(a): a for a in cases}.items())
         if not unique:
             return
@@ -237,114 +149,30 @@ class Session:
             for args in misses:
                 self.trusted.collect("reference", args)
             return
-        self._learner_ready()
-        self.bound = reply_bound(self.problem, [a for _, a in unique])
-        # (Not after a replay's mark: what a second worker prints could not be told apart from its case's.)
-        split = not misses and self.launch.zygote and self.output_mark is None
-        parts = split_by_signature(self.problem, unique) if split else [unique]
-        for i, part in enumerate(parts):
-            worker, loading = self.learner, False
-            if i:
-                worker, loading = self._second_worker()
-            worker.request(*batch_request(self.problem, self.key, [a for _, a in part], self.options.jit))
-            self.fetches.append(Fetch(worker, [digest for digest, _ in part], loading=loading))
-
-    def _second_worker(self) -> tuple[Worker, bool]:
-        """The second learner worker, and whether its load reply is still to come: the one an earlier batch
-        started, where it lives with the file loaded, else a new one."""
-        loaded = self.second is not None and self.second.poll() is None and not any(
-            f.worker is self.second and f.loading for f in self.fetches)
-        if loaded:
-            return self.second, False
-        if self.second is not None:
-            self.second.kill()
-        self.second = Worker(self.launch.spec, self.launch.zygote)
-        self.second.request(*load_request(self.problem, self.key, self.learner_path, self.learner_source,
-                                          self.memory_mib))
-        return self.second, True
-
-    def _take_pending(self, fetch: Fetch, until: str) -> None:
-        """Receive ``fetch``'s answers into ``memo``, up to the one for digest ``until``. What a second
-        worker leaves unanswered (it cannot load the file, or dies) the first answers, case by case."""
-        if not self._loaded(fetch):
-            return
-        while fetch.pending:
-            digest = fetch.pending.pop(0)
-            fetch.received += 1
-            try:
-                self.memo[digest] = self._receive(self.bound, worker=fetch.worker)
-            except WorkerFailure as failure:
-                if fetch.worker is not self.learner:  # the second worker: its cases are asked again one by one
-                    self._drop(fetch)
-                    return
-                if fetch.received == 1:  # that case alone: the verdict is known
-                    self.memo[digest] = failure
-                else:  # somewhere in the batch: start afresh, one case at a time
-                    self.restart()
-                fetch.pending = []
-                return
-            if digest == until:
-                return
-
-    def _loaded(self, fetch: Fetch) -> bool:
-        """Whether ``fetch``'s worker has the file loaded (its load reply taken, if still to come); a second
-        worker that could not load it is dropped."""
-        try:
-            if fetch.loading:
-                fetch.loading = False
-                if not self._receive(0, "loaded", fetch.worker).ok:
-                    raise WorkerFailure("crash", "the second worker could not load the file")
-        except WorkerFailure:
-            self._drop(fetch)
-            return False
-        return True
-
-    def _drop(self, fetch: Fetch) -> None:
-        fetch.worker.kill()
-        fetch.pending = []
+        self.workers.ask_batch(unique, split=not misses)
 
     def cancel_pending(self) -> None:
-        """Stop the rest of the batches; answers already on their way are kept."""
-        for fetch in self.fetches:
-            if not fetch.pending:
-                continue
-            # A second worker still loading the file is let finish (the batch that tells mistakes apart takes
-            # it up again, where a new one would load and compile afresh); then its batch stops like any.
-            if not self._loaded(fetch):
-                continue
-
-            def keep(reply, fetch: Fetch = fetch) -> None:
-                if fetch.pending:
-                    self.memo[fetch.pending.pop(0)] = reply
-
-            cancel_batch(fetch.worker, keep, timeout=max(min(self.call_seconds, self.remaining()), 1.0),
-                         max_bytes=self.bound)
-            fetch.pending = []
+        """Stop the rest of the learner's batches; answers already on their way are kept."""
+        self.workers.cancel()
 
     # -- one case --------------------------------------------------------------------------------------
 
     def evaluate(self, name: str, args: dict) -> Outcome:
         """Run the learner's entry on ``args``, compare with the reference, and say how it went."""
-        self._learner_ready()
+        self.workers.ready()
         expected = self.trusted.cached("reference", args)
-        digest = self.trusted.digest(args)
-        fetch = next((f for f in self.fetches if digest in f.pending), None)
-        if fetch is not None:
-            self._take_pending(fetch, until=digest)
-        answer = self.memo.pop(digest, None)
+        answer = self.workers.take(self.trusted.digest(args))
         if isinstance(answer, WorkerFailure):
-            raise StopGrading(self._failure_outcome(name, args, answer))
+            raise StopGrading(self.workers.failure_outcome(name, args, answer))
         if answer is None:  # a case outside the batch (shrinking), or one a failed batch left unanswered
-            self.cancel_pending()  # the worker must be free
-            self.settle()
-            self.learner.request(*call_request(self.problem, self.key, args, self.options.jit))
+            self.workers.call(args)
         in_batch = expected is None and self.trusted.is_pending("reference", args)
         if expected is None and not in_batch and not self.shared:  # computed while the learner's call runs
             self.trusted.request("reference", args)
         try:
-            reply = answer or self._receive(reply_bound(self.problem, [args]))
+            reply = answer or self.workers.receive(reply_bound(self.problem, [args]))
         except WorkerFailure as failure:
-            raise StopGrading(self._failure_outcome(name, args, failure)) from None
+            raise StopGrading(self.workers.failure_outcome(name, args, failure)) from None
         if expected is None:
             if self.shared and not in_batch:
                 expected = self.trusted.output("reference", args)
@@ -352,12 +180,7 @@ class Session:
                 expected = self.trusted.collect("reference", args)
         self.cases += 1
         if not reply.ok:
-            err = reply.error
-            status = Status.NOT_STARTED if err["kind"] == "not_implemented" and self.cases == 1 else Status.ERROR
-            outcome = Outcome(name, args, status, error_message(err), error=err)
-            if status == Status.NOT_STARTED or err["kind"] in ("memory", "exit", "signature"):
-                raise StopGrading(outcome)
-            return outcome
+            return self._raised(name, args, reply.error)
         if reply.jit_error and self.jit_error is None:
             self.jit_error = reply.jit_error
         result = reply.result
@@ -378,6 +201,14 @@ class Session:
         status = Status.PASS if comparison.ok else Status.FAIL
         return Outcome(name, args, status, comparison.message, comparison=comparison, actual=actual)
 
+    def _raised(self, name: str, args: dict, err: dict) -> Outcome:
+        """The outcome of a case on which the learner's code raised ``err``; one that ends the run is raised."""
+        status = Status.NOT_STARTED if err["kind"] == "not_implemented" and self.cases == 1 else Status.ERROR
+        outcome = Outcome(name, args, status, error_message(err), error=err)
+        if status == Status.NOT_STARTED or err["kind"] in ("memory", "exit", "signature"):
+            raise StopGrading(outcome)
+        return outcome
+
     # -- for diagnosis -----------------------------------------------------------------------------------
 
     def answers(self, cases: list[dict]) -> list[np.ndarray | None]:
@@ -385,28 +216,27 @@ class Session:
         mistakes apart: nothing is compared or counted. Outputs seen earlier in the run, or kept from a
         batch that was cancelled, are reused; the others come in one batch, split between two workers as
         :meth:`prefetch` splits a grade's. If a worker fails or the run's time is up, the rest stay None."""
-        known = {self.trusted.digest(args): actual for args, actual in self.seen}
-        for digest in {self.trusted.digest(args) for args in cases} - set(known):
-            if _array_of(self.memo.get(digest)) is not None:
-                known[digest] = _array_of(self.memo.pop(digest))
-        missing = list({d: a for a in cases if (d := self.trusted.digest(a)) not in known}.items())
+        digest = self.trusted.digest
+        known = {digest(args): actual for args, actual in self.seen}
+        for d in {digest(args) for args in cases} - set(known):
+            if (kept := self.workers.kept_array(d)) is not None:
+                known[d] = kept
+        missing = list({d: a for a in cases if (d := digest(a)) not in known}.items())
         if missing and self.shared:
-            for (digest, _), out in zip(missing, self.trusted.outputs(self.key, [a for _, a in missing])):
-                known[digest] = out
+            for (d, _), out in zip(missing, self.trusted.outputs(self.key, [a for _, a in missing])):
+                known[d] = out
         elif missing:
-            self.settle()
+            self.workers.settle()
             self.prefetch([a for _, a in missing], reference=False)  # (asked for by the caller, if needed)
-            for digest, _ in missing:
-                fetch = next((f for f in self.fetches if digest in f.pending), None)
+            for d, _ in missing:
                 try:
-                    if fetch is not None:
-                        self._take_pending(fetch, until=digest)
+                    answer = self.workers.take(d)
                 except StopGrading:  # the run's time is up: the rest stay None
                     break
-                if _array_of(self.memo.get(digest)) is not None:
-                    known[digest] = _array_of(self.memo.pop(digest))
-            self.cancel_pending()
-        return [known.get(self.trusted.digest(args)) for args in cases]
+                if (found := flat_array(answer)) is not None:
+                    known[d] = found
+            self.workers.cancel()
+        return [known.get(digest(args)) for args in cases]
 
     def params_diff(self, args: dict) -> list[str] | None:
         """Missing, extra and misshaped parameters of the graded module's Flax tree on ``args``, by path
@@ -422,16 +252,17 @@ class Session:
         asked = []
         if traced:  # the reference's worker, started only for a tree not kept from an earlier run
             worker = self.trusted.start()
-            asked = [(worker, key) for key in traced]
+            for key in traced:
+                worker.request({"op": "params", "key": key, "args": entries}, arrays)
+                asked.append((worker, key))
         if not self.shared:
-            asked.append((self.learner, self.key))
-        for worker, key in asked:
-            worker.request({"op": "params", "key": key, "args": entries}, arrays)
+            self.workers.ask_tree(entries, arrays)
+            asked.append((self.workers.first, self.key))
         self.trusted.acknowledge()
         actual = None
         for worker, key in asked:
             try:
-                reply = worker.receive(min(60.0, max(self.remaining(), 1.0)), 0, "params")
+                reply = worker.receive(min(60.0, max(self.clock.remaining(), 1.0)), 0, "params")
             except WorkerFailure:
                 return None
             if key in traced:
@@ -444,115 +275,57 @@ class Session:
         self.tree_unseen = bool(expected) and actual is None
         if not expected or actual is None:  # no tree that Flax makes on one side
             return None
-        lines = []
-        for path in sorted(set(expected) - set(actual)):
-            lines.append(f"missing parameter {path} {tuple(expected[path])}")
-        for path in sorted(set(actual) - set(expected)):
-            lines.append(f"unexpected parameter {path} {tuple(actual[path])}")
-        for path in sorted(set(expected) & set(actual)):
-            if expected[path] != actual[path]:
-                lines.append(f"parameter {path} has shape {tuple(actual[path])}, expected {tuple(expected[path])}")
-        if lines:
-            lines.insert(0, "Your parameter tree differs from the one the statement pins, so the outputs cannot "
-                            "agree until it matches:")
-        return lines
+        return tree_differences(expected, actual)
 
     def ask_param_values(self, args: dict) -> None:
         """Start the learner's worker finding the initial values of its parameters on ``args`` (it works on
-        them while the trusted side runs the known mistakes); :meth:`param_values` takes the answer. Any
-        other request to the learner's worker first waits for it (:meth:`settle`)."""
-        self.settle()
+        them while the trusted side runs the known mistakes); :meth:`param_values` takes the answer."""
+        self.workers.ask_values(args)
         if self.shared:
             return
-        arrays: list = []
-        self.learner.request({"op": "params", "values": True, "key": self.key,
-                              "args": kinds.encode(self.problem.args, args, arrays)}, arrays)
         reference: dict = {}
         try:
             reference = self.trusted.param_values(args) or {}
         finally:
-            self.values_asked = reference  # the learner's answer is due, whatever the reference's side did
-
-    def settle(self) -> None:
-        """Take the answer to :meth:`ask_param_values`, if one is due, before the worker is asked anything else."""
-        reference, self.values_asked = self.values_asked, None
-        if reference is None:
-            return
-        bound = 2 * sum(v.nbytes for v in reference.values()) + 4096 if reference else VALUES_BYTES
-        try:
-            graded = self._receive(bound, "params").values
-        except (WorkerFailure, StopGrading):
-            self.learner.kill()  # its late answer must not be taken for a later request's
-            graded = None
-        self.values_found = (graded, reference) if graded and reference else None
+            self.reference_values = reference  # the learner's answer is due, whatever the reference's side did
+            self.workers.bound_values(reference)
 
     def param_values(self) -> tuple[dict, dict] | None:
         """The initial values of the parameters the learner's code and the reference create (``{path: array}``
         each) on the input :meth:`ask_param_values` was given, or None where either creates none that Flax
         makes, or the worker failed. The reference's are kept on disk, like its outputs."""
-        self.settle()
-        found, self.values_found = self.values_found, None
-        return found
-
-    def mark_output(self) -> None:
-        """From here on, what the learner's code prints is not the graded case's: a mark in its output says
-        where that begins (:meth:`close` leaves the rest out). Nothing is marked where the worker fails."""
-        token = f"\n[grader mark {secrets.token_hex(16)}]\n"
-        try:
-            self.learner.request({"op": "mark", "text": token})
-            self._receive(0, "mark")
-            self.output_mark = token
-        except WorkerFailure:
-            pass
+        graded = self.workers.take_values()
+        reference, self.reference_values = self.reference_values, None
+        return (graded, reference) if graded and reference else None
 
     def close(self) -> str:
-        """End the learner's worker (not a shared one); the learner's printed output (up to the mark, where
-        :meth:`mark_output` made one)."""
-        printed = ""
-        if not self.shared:
-            self.learner.close()
-            printed = self.learner.output.text()
-            if self.output_mark is not None and self.output_mark in printed:
-                printed, _, later = printed.partition(self.output_mark)
-                if later.strip():
-                    printed += ("" if printed.endswith("\n") or not printed else "\n") + REPLAY_LEFT_OUT
-            if self.second is not None:
-                self.second.close()
-                if self.second.output.text().strip():
-                    printed += ("\n[printed by a second process, which ran your file on some of the inputs]\n"
-                                + self.second.output.text())
+        """End the learner's workers (not a shared one) and the run's hold on the reference's side; the
+        learner's printed output."""
+        printed = self.workers.close()
         if self.owns_trusted:
             self.trusted.close()
         else:  # shared: the run's time limit ends with the run
-            self.trusted.deadline = None
+            self.trusted.limit(None)
         if self.launch is not None:
             self.launch.close()
         return printed
 
 
-def _array_of(answer: Reply | WorkerFailure | None) -> np.ndarray | None:
-    """The flat array an answer kept in ``Session.memo`` holds, if it holds one."""
-    if answer is None or isinstance(answer, WorkerFailure) or not answer.ok or answer.result.array is None:
-        return None
-    return answer.result.array.reshape(-1)
-
-
-def error_message(err: dict) -> str:
-    from grader.problem.problems import relative
-
-    where = relative(err["file"]) if err.get("file") else "your file"
-    if err.get("line"):
-        where = f"{where}, line {err['line']}"
-    if err["kind"] == "not_implemented":
-        return "your function still raises NotImplementedError: fill in the TODO in " + where
-    if err["kind"] == "signature":
-        return f"{err['message']} ({where})"
-    if err["kind"] == "memory":
-        return f"your code ran out of memory ({err['type']}: {err['message']}) at {where}"
-    if err["kind"] == "exit":
-        return f"your code called sys.exit ({err['message']}) at {where}; return the result instead"
-    during = "while importing your file" if err.get("during") == "import" else "in your function"
-    return f"{err['type']} {during}: {err['message']} ({where})"
+def tree_differences(expected: dict, actual: dict) -> list[str]:
+    """Missing, extra and misshaped parameters of ``actual`` against ``expected`` (``{path: shape}`` each),
+    under a sentence that introduces them; empty where the trees agree."""
+    lines = []
+    for path in sorted(set(expected) - set(actual)):
+        lines.append(f"missing parameter {path} {tuple(expected[path])}")
+    for path in sorted(set(actual) - set(expected)):
+        lines.append(f"unexpected parameter {path} {tuple(actual[path])}")
+    for path in sorted(set(expected) & set(actual)):
+        if expected[path] != actual[path]:
+            lines.append(f"parameter {path} has shape {tuple(actual[path])}, expected {tuple(expected[path])}")
+    if lines:
+        lines.insert(0, "Your parameter tree differs from the one the statement pins, so the outputs cannot "
+                        "agree until it matches:")
+    return lines
 
 
 def run_generated(session: Session, failures: list[Outcome], collect: list | None = None,
@@ -735,88 +508,21 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
     started = time.monotonic()
     session = Session(problem, learner_path, options, trusted, subject_key, launch)
     verdict = Verdict(problem.slug, Status.PASS, "", isolation=session.isolation)
-    failures: list[Outcome] = []
-    broken: ReferenceError | None = None
+    replay = cases is not None
+    named = cases if replay else [(ex.name, ex.args) for ex in problem.examples] if fixed else []
     try:
-        try:
-            cases_run = cases if cases is not None else [(ex.name, ex.args) for ex in problem.examples] if fixed else []
-            drawn: list[dict] = []
-            if cases is None:  # read before learner code starts, like everything trusted
-                path, kept = kept_inputs(session)
-            problem.properties()
-            session.load()
-            secret: list[dict] = []
-            hidden_draws = secret_draws(problem, options)
-            if cases is None:
-                drawn = kept if kept is not None else draw_inputs(session, path)
-                if hidden_draws is not None:  # drawn anew each run, kept nowhere
-                    secret = draw_inputs(session, None, hidden_draws)
-                drawn = session.drawn = drawn + secret
-            bad = None
-            session.prefetch([args for _, args in cases_run] + drawn)
-            for name, args in cases_run:
-                outcome = session.evaluate(name, args)
-                verdict.checks.append(Check(name, outcome.status, outcome.message))
-                if outcome.status != Status.PASS:
-                    bad = outcome
-                    if found is not None:
-                        found(outcome)
-                    break
-            if bad is None and cases is None:
-                # Hypothesis's inputs are known already: only if one fails does Hypothesis run again,
-                # drawing the same inputs (derandomised) up to that one, to shrink it.
-                cases_before, seen_before = session.cases, len(session.seen)
-                first = next((o for o in (session.evaluate("generated", args) for args in drawn)
-                              if o.status != Status.PASS), None)
-                if first is not None and found is not None:
-                    found(first)
-                if first is not None and session.trusted.recorded:
-                    bad = smallest_failing(session, first)
-                elif first is not None:
-                    session.cases = cases_before
-                    del session.seen[seen_before:]
-                    # Shrunk from the draws it came from: the public ones, or the instructor's own.
-                    digest = session.trusted.digest(first.args)
-                    from_secret = any(session.trusted.digest(a) == digest for a in secret)
-                    bad = run_generated(session, failures, draws=hidden_draws if from_secret else None)
-                    if bad is None:  # seen failing once, then not again: that is a failure too
-                        bad = first
-                        bad.message += DIFFERENT_ANSWER
-                        session.cases = max(session.cases, cases_before + len(drawn))
-                count = session.cases - len(cases_run)
-                verdict.checks.append(Check("generated inputs", bad.status if bad else Status.PASS,
-                                            bad.message if bad else f"{count} generated inputs match"
-                                            + MOVED_NOTE * problem.moves_parameters))
-        except StopGrading as stop:
-            bad = stop.outcome
-            verdict.checks.append(Check(bad.name, bad.status, bad.message))
-        except TrustedTimeout:
-            bad = session._out_of_time()
-            verdict.checks.append(Check(bad.name, bad.status, bad.message))
-        except ReferenceError as exc:
-            broken = exc
-        if broken is not None:
-            raise ProblemError(f"the problem is broken, not your code: {broken}")
-        if bad is not None:
-            verdict.status, verdict.message, verdict.counterexample = bad.status, bad.message, bad
-        else:
-            verdict.message = (f"all {session.cases} cases match the reference" if session.cases != 1
-                               else "the 1 case matches the reference")
-        if session.jit_error:
-            verdict.checks.append(Check("jit", Status.WARN, "your function did not run under jax.jit with its "
-                                        f"integer arguments static, so it was graded eagerly ({session.jit_error})"))
-        elif session.seen and options.jit:
-            verdict.checks.append(Check("jit", Status.PASS, "runs under jax.jit with its integer arguments static"))
+        bad = run_cases(session, verdict, named, replay, found)
+        conclude(session, verdict, bad)
         session.cancel_pending()
-        probe = bad.args if bad is not None and bad.args else next(iter([a for _, a in cases_run] + drawn), None)
+        probe = bad.args if bad is not None and bad.args else next(iter([a for _, a in named] + session.drawn), None)
         # A trusted module's tree is only asked for where it could change the verdict (`grade check`
         # shows no more of a failing variant than its failure and its name).
         wanted = (Status.PASS,) if session.shared else (Status.PASS, Status.FAIL, Status.ERROR)
-        if problem.parts() and session.learner_loaded and probe is not None and verdict.status in wanted:
+        if problem.parts() and session.workers.loaded and probe is not None and verdict.status in wanted:
             check_parameters(session, verdict, probe)
         if extra is not None and bad is not None:
-            if cases is not None and not session.shared:  # a replay shows what its own case printed
-                session.mark_output()
+            if replay and not session.shared:  # a replay shows what its own case printed
+                session.workers.mark_output()
             try:
                 extra(session, verdict)
             except (WorkerFailure, ReferenceError, StopGrading):
@@ -826,3 +532,87 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
         verdict.output = session.close()
         verdict.duration_s = round(time.monotonic() - started, 3)
     return verdict
+
+
+def run_cases(session: Session, verdict: Verdict, named: list[tuple[str, dict]], replay: bool,
+              found: Callable[[Outcome], None] | None) -> Outcome | None:
+    """The named cases (the fixed examples, or a replay's), then (not in a replay) the drawn inputs, each
+    a check on ``verdict``: the first outcome that is not a pass, shrunk where it was drawn, or None."""
+    problem = session.problem
+    try:
+        try:
+            if not replay:  # read before learner code starts, like everything trusted
+                path, kept = kept_inputs(session)
+            problem.properties()
+            session.load()
+            secret: list[dict] = []
+            hidden_draws = secret_draws(problem, session.options)
+            if not replay:
+                drawn = kept if kept is not None else draw_inputs(session, path)
+                if hidden_draws is not None:  # drawn anew each run, kept nowhere
+                    secret = draw_inputs(session, None, hidden_draws)
+                session.drawn = drawn + secret
+            session.prefetch([args for _, args in named] + session.drawn)
+            for name, args in named:
+                outcome = session.evaluate(name, args)
+                verdict.checks.append(Check(name, outcome.status, outcome.message))
+                if outcome.status != Status.PASS:
+                    if found is not None:
+                        found(outcome)
+                    return outcome
+            if replay:
+                return None
+            bad = run_drawn(session, secret, hidden_draws, found)
+            count = session.cases - len(named)
+            verdict.checks.append(Check("generated inputs", bad.status if bad else Status.PASS,
+                                        bad.message if bad else f"{count} generated inputs match"
+                                        + MOVED_NOTE * problem.moves_parameters))
+            return bad
+        except StopGrading as stop:
+            bad = stop.outcome
+        except TrustedTimeout:
+            bad = session.clock.out_of_time()
+    except ReferenceError as exc:
+        raise ProblemError(f"the problem is broken, not your code: {exc}") from None
+    verdict.checks.append(Check(bad.name, bad.status, bad.message))
+    return bad
+
+
+def run_drawn(session: Session, secret: list[dict], hidden_draws: tuple[int, int] | None,
+              found: Callable[[Outcome], None] | None) -> Outcome | None:
+    """The drawn inputs, known already: only if one fails does Hypothesis run again, drawing the same
+    inputs (derandomised) up to that one, to shrink it. The smallest failure found, or None."""
+    before = session.tally()
+    first = next((o for o in (session.evaluate("generated", args) for args in session.drawn)
+                  if o.status != Status.PASS), None)
+    if first is None:
+        return None
+    if found is not None:
+        found(first)
+    if session.trusted.recorded:
+        return smallest_failing(session, first)
+    session.rewind(before)
+    # Shrunk from the draws it came from: the public ones, or the instructor's own.
+    digest = session.trusted.digest(first.args)
+    from_secret = any(session.trusted.digest(a) == digest for a in secret)
+    bad = run_generated(session, [], draws=hidden_draws if from_secret else None)
+    if bad is None:  # seen failing once, then not again: that is a failure too
+        bad = first
+        bad.message += DIFFERENT_ANSWER
+        session.count_at_least(before.cases + len(session.drawn))
+    return bad
+
+
+def conclude(session: Session, verdict: Verdict, bad: Outcome | None) -> None:
+    """The verdict's status and message from the first failure (``bad``) or the cases counted, and the
+    check that says whether the learner's function ran under jax.jit."""
+    if bad is not None:
+        verdict.status, verdict.message, verdict.counterexample = bad.status, bad.message, bad
+    else:
+        verdict.message = (f"all {session.cases} cases match the reference" if session.cases != 1
+                           else "the 1 case matches the reference")
+    if session.jit_error:
+        verdict.checks.append(Check("jit", Status.WARN, "your function did not run under jax.jit with its "
+                                    f"integer arguments static, so it was graded eagerly ({session.jit_error})"))
+    elif session.seen and session.options.jit:
+        verdict.checks.append(Check("jit", Status.PASS, "runs under jax.jit with its integer arguments static"))

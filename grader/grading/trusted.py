@@ -111,14 +111,25 @@ class Trusted:
         self.known = self._known_outputs()
         for digest in list(self.caches["reference", True].entries):
             self._verify_cached(digest)
-        self.deadline: float | None = None  # no wait here goes past it (the run's own limit)
+        self.paths: dict[str, Path] = {"reference": problem.reference}
+        self.deadline: float | None = None  # no wait here goes past it (a run's own limit: see limit)
+        self._new_worker_state()
+
+    def _new_worker_state(self) -> None:
+        """What belongs to one worker, none started yet; everything else (what was read, the caches) a twin
+        shares (:meth:`outputs_on`)."""
         self.worker: Worker | None = None
         self.modules: set[str] = set()
-        self.paths: dict[str, Path] = {"reference": problem.reference}
         self.unacknowledged: list[str] = []  # modules whose load reply is still to come
         self.pending: list[tuple[str, str, dict]] = []  # (key, digest, args) of batch answers to come
         self.direct_jit = True  # the mode of the last single request
         self.twin: Trusted | None = None  # a second worker for the same modules, started on first need
+
+    def limit(self, deadline: float | None) -> None:
+        """No wait here, nor in the twin, goes past ``deadline`` (a run's own limit) until ``limit(None)``."""
+        self.deadline = deadline
+        if self.twin is not None:
+            self.twin.deadline = deadline
 
     # -- what the statement and the golden file say -----------------------------------------------------
 
@@ -370,9 +381,7 @@ class Trusted:
         if share and len(missing) >= SHARE_FROM:
             if self.twin is None:
                 self.twin = copy.copy(self)  # the same sources, paths and caches; a worker of its own
-                self.twin.twin, self.twin.worker, self.twin.modules = None, None, set()
-                self.twin.unacknowledged, self.twin.pending = [], []
-            self.twin.deadline = self.deadline  # this run's
+                self.twin._new_worker_state()
             sides = [(self, missing[::2]), (self.twin, missing[1::2])]
         for side, part in sides:
             for key in part:

@@ -79,6 +79,28 @@ def learner(scale=lambda x, w: x * w, shift=1.0, fail=None):
     return answer
 
 
+class FakeWorkers:
+    """The learner's workers as parts.py asks of them: ``answer(header, arrays)`` answers each request."""
+
+    def __init__(self, session):
+        self.session = session
+
+    def ask(self, header, arrays):
+        self.session.events.append("request")
+        self.session.requests.append((header, arrays))
+
+    def receive(self, max_bytes):
+        header, arrays = self.session.requests[-1]
+        assert max_bytes == header["max_bytes"]
+        return self.session.answer(header, arrays)
+
+    def ready(self):
+        self.session.events.append("ready")
+
+    def failure_outcome(self, name, args, failure):
+        return SimpleNamespace(status=Status.ERROR, message=f"{name}: {failure.message}")
+
+
 class FakeSession:
     """What parts.py asks of a grading session, and no worker: the trusted worker's capture replays the
     trace; the learner's worker answers with ``answer(header, arrays)``."""
@@ -91,24 +113,12 @@ class FakeSession:
         self.events: list = []
         self.captured: list = []
         self.trusted = SimpleNamespace(capture=self._capture)
-        self.learner = SimpleNamespace(request=self._request)
+        self.workers = FakeWorkers(self)
         self.trace = calls, arrays
 
     def _capture(self, args):
         self.captured.append(args)
         return self.trace
-
-    def settle(self):
-        self.events.append("settle")
-
-    def _request(self, header, arrays):
-        self.events.append("request")
-        self.requests.append((header, arrays))
-
-    def _receive(self, max_bytes):
-        header, arrays = self.requests[-1]
-        assert max_bytes == header["max_bytes"]
-        return self.answer(header, arrays)
 
 
 # ------------------------------------------------------------------------------------------ describe_value
@@ -142,7 +152,7 @@ def test_where_names_the_top_level_module_by_its_class():
 # ------------------------------------------------------------------------------------------------ run_call
 
 
-def test_run_call_sends_only_the_arrays_the_call_reads_renumbered_after_settling():
+def test_run_call_sends_only_the_arrays_the_call_reads_renumbered():
     arrays = [np.full(k + 1, k, np.float32) for k in range(6)]
     call = {"path": "p", "cls": "Block", "fields": {"scale": 0.5}, "names": ["x", "n"],
             "args": [{"array": 4}, {"value": 2}], "kwargs": {"mask": {"array": 1}},
@@ -150,7 +160,7 @@ def test_run_call_sends_only_the_arrays_the_call_reads_renumbered_after_settling
     marker = array_reply(np.zeros(6))
     session = FakeSession(lambda header, arrays: marker)
     assert parts.run_call(session, call, arrays) is marker
-    assert session.events == ["settle", "request"]
+    assert session.events == ["request"]
     (header, sent), = session.requests
     assert [a is b for a, b in zip(sent, (arrays[1], arrays[3], arrays[4]))] == [True] * 3 and len(sent) == 3
     assert header == {"op": "part", "key": "learner-key", "cls": "Block", "fields": {"scale": 0.5},
@@ -315,14 +325,8 @@ class PartSession(FakeSession):
     def load(self):
         self.events.append("load")
 
-    def _learner_ready(self):
-        self.events.append("ready")
-
     def close(self):
         return "printed output"
-
-    def _failure_outcome(self, name, args, failure):
-        return SimpleNamespace(status=Status.ERROR, message=f"{name}: {failure.message}")
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """How a grading session schedules its work, with workers and a reference side faked in this process.
 
 A :class:`FakeWorker` stands for the learner's worker (:class:`grader.sandbox.pool.Worker`: the ``request``,
-``receive``, ``kill`` and ``close`` that :class:`grader.grading.engine.Session` calls): it answers its requests
+``receive``, ``kill`` and ``close`` that :class:`grader.grading.workers.LearnerWorkers` calls): it answers its requests
 in the order they came, each call as the test says, and dies where the test says. It refuses to be waited
 on where no reply is due or where another kind of reply is due, as a real worker would hang or break the
 protocol there. :class:`FakeTrusted` stands for the reference's side; the clock is the test's.
@@ -18,7 +18,7 @@ import pytest
 from conftest import ROOT
 from grader.core import kinds
 from grader.core.verdict import Status
-from grader.grading import engine
+from grader.grading import engine, workers
 from grader.problem import problems
 from grader.sandbox.pool import READY_SECONDS, Output, WorkerFailure
 from grader.sandbox.protocol import Reply, Result
@@ -67,7 +67,9 @@ def on(bad: dict, then, otherwise=right):
 CRASH = WorkerFailure("crash", "the process died on signal SIGSEGV")
 LOADED = Reply(ok=True)
 CANCELLED = Reply(ok=True, op="cancelled")
-ACCEPTS = {"loaded": {"load"}, "result": {"batch", "call"}, "cancel": {"batch", "call", "cancelled"}}
+ACCEPTS = {"loaded": {"load"}, "result": {"batch", "call"}, "cancel": {"batch", "call", "cancelled"},
+           "params": {"params"}, "mark": {"mark"}}
+VALUES = {"params/w": np.ones((2, 3), np.float32)}
 
 
 class FakeWorker:
@@ -76,8 +78,10 @@ class FakeWorker:
     dies: waiting for it raises it, and nothing comes after. A cancel keeps ``in_flight`` batch answers (those
     already on their way) and drops the rest of the batch."""
 
-    def __init__(self, answer=right, *, single=None, load=LOADED, in_flight: int = 0):
+    def __init__(self, answer=right, *, single=None, load=LOADED, in_flight: int = 0,
+                 values=Reply(ok=True, values=VALUES)):
         self.answer, self.single, self.load, self.in_flight = answer, single or answer, load, in_flight
+        self.values = values  # the reply to a request for the parameters' initial values
         self.requests: list[dict] = []
         self.waits: list[tuple[str, float, int, float]] = []  # (expect, timeout, max_bytes, ready_seconds)
         self.due: deque = deque()  # (kind, reply or failure), in the order the replies come
@@ -103,6 +107,10 @@ class FakeWorker:
             self.due.extend(("batch", self.answer(args_of(c["args"]))) for c in header["calls"])
         elif op == "call":
             self.due.append(("call", self.single(args_of(header["args"]))))
+        elif op == "params":
+            self.due.append(("params", self.values))
+        elif op == "mark":
+            self.due.append(("mark", Reply(ok=True)))
         elif op == "cancel":
             batch = [d for d in self.due if d[0] == "batch"][:self.in_flight]
             self.due = deque([d for d in self.due if d[0] != "batch"] + batch + [("cancelled", CANCELLED)])
@@ -152,6 +160,7 @@ class FakeTrusted:
         self.pending: list[dict] = []
         self.batches: list[list[dict]] = []
         self.asked: list[dict] = []
+        self.reference_values = {"params/w": np.zeros((2, 3), np.float32)}
 
     def digest(self, args: dict) -> str:
         return kinds.args_digest(PROBLEM.args, args)
@@ -179,6 +188,12 @@ class FakeTrusted:
         else:
             assert self.asked and self.asked[-1] == args, f"the reference was never asked for {args}"
         return expected(args)
+
+    def limit(self, deadline: float | None) -> None:
+        self.deadline = deadline
+
+    def param_values(self, args: dict) -> dict:
+        return self.reference_values
 
     def accept_also(self, args: dict, expected: np.ndarray):
         return None
@@ -226,7 +241,7 @@ class Late:
 @pytest.fixture
 def clock(monkeypatch) -> Clock:
     clock = Clock()
-    monkeypatch.setattr(engine, "time", SimpleNamespace(monotonic=clock))
+    monkeypatch.setattr(workers, "time", SimpleNamespace(monotonic=clock))
     return clock
 
 
@@ -240,7 +255,7 @@ def spares(monkeypatch) -> list[FakeWorker]:
         assert spares, "the session started a worker where it should not have"
         return spares.pop(0)
 
-    monkeypatch.setattr(engine, "Worker", start)
+    monkeypatch.setattr(workers, "Worker", start)
     return spares
 
 
@@ -277,7 +292,7 @@ def test_a_batch_goes_out_once_in_order_and_each_answer_reaches_its_own_case(ses
     assert s.trusted.batches == [CASES]
     assert statuses(s, [CASES[2], CASES[0], CASES[3], CASES[1]]) == [Status.PASS] * 4
     assert learner.ops() == ["load", "batch"]  # every answer came from the batch
-    assert s.cases == 4 and not s.memo
+    assert s.cases == 4 and not s.workers.memo
 
 
 def test_only_the_reference_outputs_not_kept_are_asked_for(session):
@@ -326,7 +341,7 @@ def test_an_error_that_no_other_case_could_pass_ends_the_run(session, kind, at, 
     s = session(FakeWorker(on(CASES[at], raised(kind))))
     s.prefetch(CASES)
     assert statuses(s, CASES[:at]) == [Status.PASS] * at
-    with pytest.raises(engine.StopGrading) as stop:
+    with pytest.raises(workers.StopGrading) as stop:
         s.evaluate("case", CASES[at])
     assert (stop.value.outcome.status, stop.value.outcome.args) == (status, CASES[at])
 
@@ -354,7 +369,7 @@ def test_a_worker_that_fails_on_the_first_case_of_its_batch_ends_the_run_on_that
     spares.append(FakeWorker())  # (not to be started: the failing case is known)
     s = session(FakeWorker(on(CASES[0], failure)))
     s.prefetch(CASES)
-    with pytest.raises(engine.StopGrading) as stop:
+    with pytest.raises(workers.StopGrading) as stop:
         s.evaluate("case", CASES[0])
     assert (stop.value.outcome.status, stop.value.outcome.message, stop.value.outcome.args) == (status, message,
                                                                                               CASES[0])
@@ -367,7 +382,7 @@ def test_a_worker_that_dies_partway_through_a_batch_is_replaced_and_asked_case_b
     s = session(first)
     s.prefetch(CASES)
     assert statuses(s, CASES) == [Status.PASS] * 4
-    assert first.closed and s.learner is fresh
+    assert first.closed and s.workers.first is fresh
     assert fresh.ops() == ["load", "call", "call", "call"] and fresh.calls() == CASES[1:]
     assert fresh.waits[0][0] == "loaded"  # loaded before it is asked anything
 
@@ -377,7 +392,7 @@ def test_a_case_that_kills_the_fresh_worker_too_ends_the_run_on_it(session, spar
     s = session(FakeWorker(on(CASES[1], CRASH)))
     s.prefetch(CASES)
     assert statuses(s, CASES[:1]) == [Status.PASS]
-    with pytest.raises(engine.StopGrading) as stop:
+    with pytest.raises(workers.StopGrading) as stop:
         s.evaluate("case", CASES[1])
     assert stop.value.outcome.args == CASES[1] and "SIGSEGV" in stop.value.outcome.message
     assert not spares  # one restart, no more
@@ -391,7 +406,7 @@ def test_a_case_that_kills_the_fresh_worker_too_ends_the_run_on_it(session, spar
 def test_a_file_that_does_not_load_ends_the_run_before_any_case(session, load, status, message):
     learner = FakeWorker(load=load)
     s = session(learner)
-    with pytest.raises(engine.StopGrading) as stop:
+    with pytest.raises(workers.StopGrading) as stop:
         s.prefetch(CASES)
     assert (stop.value.outcome.name, stop.value.outcome.status) == ("loading your file", status)
     assert stop.value.outcome.message.startswith(message)
@@ -449,17 +464,17 @@ def test_with_the_reference_kept_a_second_worker_takes_every_other_signature(ses
     assert second.ops() == ["load", "batch"] and second.batches() == [[CASES[1], CASES[3]]]
     assert statuses(s, CASES) == [Status.PASS] * 4
     assert second.waits[0][0] == "loaded" and not s.trusted.batches
-    assert learner.calls() == [] and s.second is second
+    assert learner.calls() == [] and s.workers.second is second
 
 
 def test_without_a_zygote_or_with_the_reference_to_compute_one_worker_takes_all(session, spares):
     spares.append(FakeWorker())
     s = session(FakeWorker(), kept=CASES)  # no zygote
     s.prefetch(CASES)
-    assert s.learner.batches() == [CASES]
+    assert s.workers.first.batches() == [CASES]
     s = session(FakeWorker(), kept=CASES[1:], zygote=object())  # the reference computes one
     s.prefetch(CASES)
-    assert s.learner.batches() == [CASES] and len(spares) == 1
+    assert s.workers.first.batches() == [CASES] and len(spares) == 1
 
 
 @pytest.mark.parametrize("second", [lambda: FakeWorker(load=raised()), lambda: FakeWorker(on(CASES[1], CRASH))],
@@ -493,7 +508,7 @@ def test_past_the_deadline_nothing_more_is_awaited_and_the_run_ends_on_time(sess
     s.prefetch(CASES)
     waits = len(learner.waits)
     clock.now += PROBLEM_SECONDS + 1
-    with pytest.raises(engine.StopGrading) as stop:
+    with pytest.raises(workers.StopGrading) as stop:
         s.evaluate("case", CASES[0])
     assert stop.value.outcome.status == Status.TIMEOUT
     assert stop.value.outcome.message == "grading ran past the limit of 60 s for the whole problem"
@@ -504,15 +519,17 @@ def test_a_call_that_times_out_as_the_run_s_time_ends_is_the_run_s_timeout(sessi
     timeout = WorkerFailure("timeout", "no answer within 20 s")
     s = session(FakeWorker(on(CASES[0], clock.at(PROBLEM_SECONDS + 1, timeout))))
     s.prefetch(CASES)
-    with pytest.raises(engine.StopGrading) as stop:
+    with pytest.raises(workers.StopGrading) as stop:
         s.evaluate("case", CASES[0])
     assert stop.value.outcome.status == Status.TIMEOUT and "for the whole problem" in stop.value.outcome.message
     assert stop.value.outcome.args == CASES[0]
 
 
-def test_the_reference_side_gets_the_run_s_deadline(session, clock):
+def test_the_reference_side_waits_within_the_run_s_deadline_until_the_run_ends(session, clock):
     s = session(FakeWorker())
-    assert s.trusted.deadline == clock.now + PROBLEM_SECONDS == s.deadline
+    assert s.trusted.deadline == clock.now + PROBLEM_SECONDS == s.clock.deadline
+    s.close()  # a reference side the run was given outlives it, with no limit of the run's
+    assert s.trusted.deadline is None
 
 
 # -- answers for diagnosis -------------------------------------------------------------------------------
@@ -542,7 +559,7 @@ def test_answers_stop_at_a_worker_that_fails_and_leave_the_rest_unknown(session,
     assert learner.batches()[-1] == CASES[1:]
     assert [g is None for g in got] == [False, False, True, True]
     assert np.array_equal(got[1], expected(CASES[1]) * 2)
-    assert learner.closed and s.learner is fresh and fresh.calls() == []  # nothing more asked of it here
+    assert learner.closed and s.workers.first is fresh and fresh.calls() == []  # nothing more asked of it here
 
 
 def test_a_case_outside_the_batch_waits_for_the_batch_to_stop_and_is_asked_of_both_sides(session):
@@ -552,3 +569,38 @@ def test_a_case_outside_the_batch_waits_for_the_batch_to_stop_and_is_asked_of_bo
     assert statuses(s, [CASES[0], case(9, T=3)]) == [Status.PASS] * 2
     assert learner.ops() == ["load", "batch", "cancel", "call"] and learner.calls() == [case(9, T=3)]
     assert s.trusted.asked == [case(9, T=3)]
+
+
+# -- the parameters' initial values, and the printed output's mark ----------------------------------------
+
+
+def test_values_asked_are_taken_before_the_worker_is_asked_anything_else(session):
+    learner = FakeWorker()
+    s = session(learner)
+    s.ask_param_values(CASES[0])
+    s.evaluate("case", CASES[0])  # a call outside any batch: the values' reply is taken first
+    assert learner.ops() == ["load", "params", "call"] and [w[0] for w in learner.waits] == ["loaded", "params",
+                                                                                             "result"]
+    graded, reference = s.param_values()
+    assert graded is VALUES and reference is s.trusted.reference_values
+    assert learner.waits[1][2] == 2 * 24 + 4096  # twice the reference's bytes
+
+
+def test_values_that_do_not_come_kill_the_worker_so_that_no_late_reply_is_taken_for_another(session):
+    learner = FakeWorker(values=WorkerFailure("timeout", "no answer within 20 s"))
+    s = session(learner)
+    s.ask_param_values(CASES[0])
+    assert s.param_values() is None and learner.killed
+
+
+def test_the_mark_leaves_out_what_the_code_printed_after_it(session):
+    learner = FakeWorker()
+    s = session(learner)
+    s.workers.ready()
+    learner.output.add(b"the case's own line\n")
+    s.workers.mark_output()
+    mark = learner.requests[-1]["text"]
+    learner.output.add(mark.encode() + b"a probe's line\n")
+    printed = s.close()
+    assert printed.startswith("the case's own line\n") and "a probe's line" not in printed
+    assert printed.endswith(workers.REPLAY_LEFT_OUT)
