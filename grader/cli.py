@@ -20,6 +20,28 @@ from grader.sandbox.zygote import Launch
 
 def cmd_grade(argv: list[str]) -> int:
     """Grade your solution to a problem: `grade <problem> [--file PATH] [--json] [--replay CASE] [--part NAME]`."""
+    parser = grade_parser()
+    args = parser.parse_args(argv)
+    if args.json and args.format not in (None, "json"):
+        parser.error(f"--json and --format {args.format} do not go together")
+    args.json = args.json or args.format == "json"
+    if args.output is not None and args.format != "exercism":
+        parser.error("--output goes with --format exercism")
+    if args.output is not None and not args.output.absolute().parent.is_dir():
+        parser.error(f"--output {args.output}: no folder {args.output.absolute().parent} to write it in")
+    launch = None
+    try:
+        root = problems.find_root()
+        launch = prepare_launch(root, args)
+        problem, learner, cases = read_request(root, args)
+    except (problems.UsageError, problems.ProblemError, ValueError, KeyError) as exc:
+        if launch is not None:
+            launch.close()
+        return usage_error(str(exc), args.json, args.problem, exercism=exercism_output(args))
+    return grade_and_print(root, problem, learner, cases, args, launch)
+
+
+def grade_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grade", description=cmd_grade.__doc__,
                                      epilog="Other commands: `grade list`, `grade next`, `grade watch [problem]`, "
                                             "`grade hint <problem>`, `grade solution <problem>`, "
@@ -44,72 +66,78 @@ def cmd_grade(argv: list[str]) -> int:
     parser.add_argument("--call-time-limit", type=float, metavar="S", help="seconds allowed for one call")
     parser.add_argument("--time-limit", type=float, metavar="S", help="seconds allowed for the whole run")
     parser.add_argument("--memory-mib", type=int, metavar="N", help="memory limit for your code")
-    args = parser.parse_args(argv)
-    if args.json and args.format not in (None, "json"):
-        parser.error(f"--json and --format {args.format} do not go together")
-    args.json = args.json or args.format == "json"
-    if args.output is not None and args.format != "exercism":
-        parser.error("--output goes with --format exercism")
-    if args.output is not None and not args.output.absolute().parent.is_dir():
-        parser.error(f"--output {args.output}: no folder {args.output.absolute().parent} to write it in")
-    launch = None
-    try:
-        root = problems.find_root()
-        if (root / "problems" / args.problem / "problem.toml").is_file():
-            # The workers' zygote starts importing JAX now, while the grader reads the problem.
-            graded = problems.graded_file(args.file or root / "problems" / args.problem / f"{args.problem}.py")
-            launch = Launch.prepare(root / "solutions" / args.problem / f"{args.problem}.py",
-                                    None if args.no_cache else problems.cache_folder(root),
-                                    (str(root / "problems"), str(graded.parent)), problems.hidden_from_learners(root), graded)
-        from grader.render import report, text
-        from grader.problem.cases import case_from_json, save_case
-        from grader.grading.engine import Options, grade
+    return parser
 
-        problem = problems.load(root, args.problem)
-        problem.hooks()  # an instructor's broken file is a usage error, found before anything runs
-        problem.properties()
-        problem.variants("pitfalls")  # pitfalls.toml, written out before learner code runs
-        learner = problems.graded_file(args.file or problem.stub)
-        if not learner.is_file():
-            raise problems.UsageError(f"no file at {args.file or problem.stub}")
-        if learner.stat().st_size > MAX_MODULE_BYTES:  # read whole before it runs: a bound first
-            raise problems.UsageError(f"{args.file or problem.stub} has {learner.stat().st_size} bytes, more than "
-                                      f"the {MAX_MODULE_BYTES} a module to grade may have")
-        cases = None
-        if args.replay is not None:
-            if not args.replay.is_file():
-                raise problems.UsageError(f"no case file at {args.replay}")
-            data = json.loads(args.replay.read_text())
-            if data.get("problem") != problem.slug:
-                raise problems.UsageError(f"{args.replay} is a case of {data.get('problem')!r}, not {problem.slug!r}")
-            cases = [(f"replay of {args.replay.name}", case_from_json(problem, data["args"]))]
-        if args.part is not None:
-            if args.replay is not None:
-                raise problems.UsageError("--part and --replay do not go together")
-            if problem.handout:
-                raise problems.UsageError("--part needs the full checkout: a handout does not carry the "
-                                          "reference's modules to run the part on")
-            if args.part not in problem.parts():
-                import difflib
 
-                close = difflib.get_close_matches(args.part, problem.parts(), n=1, cutoff=0.6)
-                have = (f"its parts are {', '.join(problem.parts())}" if problem.parts()
-                        else "it has no parts (no Flax module classes in its stub)")
-                guess = f"; did you mean {close[0]}?" if close else ""
-                raise problems.UsageError(f"{problem.slug} has no part named {args.part!r}{guess} ({have})")
-    except (problems.UsageError, problems.ProblemError, ValueError, KeyError) as exc:
-        if launch is not None:
-            launch.close()
-        return usage_error(str(exc), args.json, args.problem, exercism=exercism_output(args))
+def prepare_launch(root: Path, args: argparse.Namespace) -> Launch | None:
+    """The workers' zygote, starting to import JAX now, while the grader reads the problem (None where the
+    problem does not exist: the error comes when it is read)."""
+    if not (root / "problems" / args.problem / "problem.toml").is_file():
+        return None
+    graded = problems.graded_file(args.file or root / "problems" / args.problem / f"{args.problem}.py")
+    return Launch.prepare(root / "solutions" / args.problem / f"{args.problem}.py",
+                          None if args.no_cache else problems.cache_folder(root),
+                          (str(root / "problems"), str(graded.parent)), problems.hidden_from_learners(root), graded)
 
-    options = Options(jit=not args.no_jit, use_cache=not args.no_cache, call_seconds=args.call_time_limit,
-                      problem_seconds=args.time_limit, memory_mib=args.memory_mib,
-                      secret_seed=None if args.replay else problems.secret_seed(root))
+
+def read_request(root: Path, args: argparse.Namespace) -> tuple[problems.Problem, Path, list | None]:
+    """The problem, the file to grade and a replay's case, each read and checked before learner code runs;
+    a UsageError says what is wrong with the request."""
+    from grader.problem.cases import case_from_json
+
+    problem = problems.load(root, args.problem)
+    problem.hooks()  # an instructor's broken file is a usage error, found before anything runs
+    problem.properties()
+    problem.variants("pitfalls")  # pitfalls.toml, written out before learner code runs
+    learner = problems.graded_file(args.file or problem.stub)
+    if not learner.is_file():
+        raise problems.UsageError(f"no file at {args.file or problem.stub}")
+    if learner.stat().st_size > MAX_MODULE_BYTES:  # read whole before it runs: a bound first
+        raise problems.UsageError(f"{args.file or problem.stub} has {learner.stat().st_size} bytes, more than "
+                                  f"the {MAX_MODULE_BYTES} a module to grade may have")
+    cases = None
+    if args.replay is not None:
+        if not args.replay.is_file():
+            raise problems.UsageError(f"no case file at {args.replay}")
+        data = json.loads(args.replay.read_text())
+        if data.get("problem") != problem.slug:
+            raise problems.UsageError(f"{args.replay} is a case of {data.get('problem')!r}, not {problem.slug!r}")
+        cases = [(f"replay of {args.replay.name}", case_from_json(problem, data["args"]))]
+    if args.part is not None:
+        check_part(problem, args)
+    return problem, learner, cases
+
+
+def check_part(problem: problems.Problem, args: argparse.Namespace) -> None:
+    if args.replay is not None:
+        raise problems.UsageError("--part and --replay do not go together")
+    if problem.handout:
+        raise problems.UsageError("--part needs the full checkout: a handout does not carry the "
+                                  "reference's modules to run the part on")
+    if args.part not in problem.parts():
+        import difflib
+
+        close = difflib.get_close_matches(args.part, problem.parts(), n=1, cutoff=0.6)
+        have = (f"its parts are {', '.join(problem.parts())}" if problem.parts()
+                else "it has no parts (no Flax module classes in its stub)")
+        guess = f"; did you mean {close[0]}?" if close else ""
+        raise problems.UsageError(f"{problem.slug} has no part named {args.part!r}{guess} ({have})")
+
+
+def grade_and_print(root: Path, problem: problems.Problem, learner: Path, cases: list | None,
+                    args: argparse.Namespace, launch: Launch | None) -> int:
+    """Grade, print the verdict (its first line as soon as a failure is known, in text) and record it."""
     import shlex
     from functools import partial
 
     from grader.explain import diagnosis
+    from grader.grading.engine import Options, grade
+    from grader.problem.cases import save_case
+    from grader.render import report, text
 
+    options = Options(jit=not args.no_jit, use_cache=not args.no_cache, call_seconds=args.call_time_limit,
+                      problem_seconds=args.time_limit, memory_mib=args.memory_mib,
+                      secret_seed=None if args.replay else problems.secret_seed(root))
     explain = partial(diagnosis.explain, command=shlex.join(report.program()))  # hints say it as the user does
     streamed = text.Streamed(problem.slug, text.Medium(colour=text.colour_wanted(sys.stdout)))
     try:

@@ -124,7 +124,7 @@ def live_processes() -> set[int]:
 def kept_zygotes() -> set[int]:
     """The zygotes that stay between runs, as their records name them."""
     return {pid for record in zygote.base_folder().glob("*/*.pid")
-            if (pid := zygote.recorded(record.parent, record.stem)) is not None}
+            if (pid := zygote.registered_pid(record.parent, record.stem)) is not None}
 
 
 def left_behind(before: set[int], folder: Path, seconds: float = 5.0) -> set[int]:

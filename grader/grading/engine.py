@@ -416,7 +416,7 @@ def smallest_failing(session: Session, first: Outcome) -> Outcome:
 
     session.cancel_pending()  # the learner's worker answers these next, one by one
     limit = case_size(first.args)
-    for args in session.trusted.pool:
+    for args in session.trusted.small_inputs:
         if case_size(args) >= limit:
             break
         outcome = session.evaluate("generated", args)

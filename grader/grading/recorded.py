@@ -65,7 +65,7 @@ class Recorded:
             raise problems.ProblemError(f"problems/{problem.slug}/{RECORD} does not read: {exc}") from None
         self.index = {self.digest(args): i for i, args in enumerate(self.cases)}
         self.drawn = [self.cases[i] for i in meta["drawn"]]
-        self.pool = [self.cases[i] for i in meta["pool"]]
+        self.small_inputs = [self.cases[i] for i in meta["pool"]]
         self.notes = {name: (note["message"], note.get("diagnosis"), note.get("stage", "values"))
                       for name, note in meta["pitfalls"].items()}
         self.trees = {("reference", signature): tree for signature, tree in meta["trees"].items()}

@@ -362,20 +362,13 @@ def run_batch(problem: problems.Problem, subs: list[Submission], args: argparse.
     if not args.quiet:
         print(f"grade batch: {slug}, {len(subs)} submissions, {jobs} at a time; gradebook: {book.path}",
               file=sys.stderr, flush=True)
-    # A signal that would end the batch ends it as Ctrl-C does (one ignored, as under nohup, stays ignored).
-    previous = {s: signal.signal(s, interrupt) for s in (signal.SIGTERM, signal.SIGHUP)
-                if signal.getsignal(s) is not signal.SIG_IGN}
-    if signal.getsignal(signal.SIGINT) is not None:  # Ctrl-C's handler, ignored during the clean-up
-        previous[signal.SIGINT] = signal.getsignal(signal.SIGINT)
+    previous = signals_as_interrupts()
     pool = ThreadPoolExecutor(max_workers=jobs)
     # Each submission is graded from a copy in a folder of its own; what learner code could learn from or
     # tamper with (the class's folders, the gradebook) is hidden from it.
     copies = Path(tempfile.mkdtemp(prefix="grade-batch-"))
     copies.chmod(0o755)  # an unprivileged learner user reads its own copy
-    env = hidden_with(dict(os.environ), class_folders(subs, problem.root) + [book.folder])
-    if not problem.handout:  # the class is graded on inputs no handout recorded, too
-        problems.ensure_secret(problem.root)
-        env[problems.SECRET_VARIABLE] = "1"
+    env = grading_env(problem, subs, book)
     try:
         progress.tick()
         if jobs > 1 and len(graded) > 1:
@@ -391,13 +384,13 @@ def run_batch(problem: problems.Problem, subs: list[Submission], args: argparse.
                 except Refused as exc:
                     sub = replace(sub, missing=str(exc))
             if sub.missing is not None:
-                record(book, progress, *outcome(slug, sub, None, limit))
+                write_row(book, progress, *outcome(slug, sub, None, limit))
             else:
                 running[pool.submit(grade, grade_command(slug, copy, args), limit, stop, env)] = sub
         while running:
             finished, _ = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)
             for future in finished:
-                record(book, progress, *outcome(slug, running.pop(future), future.result(), limit))
+                write_row(book, progress, *outcome(slug, running.pop(future), future.result(), limit))
             progress.tick()
     except (KeyboardInterrupt, Interrupted) as exc:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
@@ -422,6 +415,26 @@ def run_batch(problem: problems.Problem, subs: list[Submission], args: argparse.
     return Exit.OK
 
 
+def signals_as_interrupts() -> dict:
+    """A signal that would end the batch ends it as Ctrl-C does (one ignored, as under nohup, stays ignored);
+    the handlers before, to put back."""
+    previous = {s: signal.signal(s, interrupt) for s in (signal.SIGTERM, signal.SIGHUP)
+                if signal.getsignal(s) is not signal.SIG_IGN}
+    if signal.getsignal(signal.SIGINT) is not None:  # Ctrl-C's handler, ignored during the clean-up
+        previous[signal.SIGINT] = signal.getsignal(signal.SIGINT)
+    return previous
+
+
+def grading_env(problem: problems.Problem, subs: list[Submission], book: Gradebook) -> dict:
+    """The environment each submission's `grade` runs in: the class's folders and the gradebook hidden,
+    and (outside a handout) the instructor's own inputs drawn too."""
+    env = hidden_with(dict(os.environ), class_folders(subs, problem.root) + [book.folder])
+    if not problem.handout:  # the class is graded on inputs no handout recorded, too
+        problems.ensure_secret(problem.root)
+        env[problems.SECRET_VARIABLE] = "1"
+    return env
+
+
 def class_folders(subs: list[Submission], root: Path) -> list[Path]:
     """The folders the submissions were found in, to hide from learner code: every one but the checkout and
     the folders above it (the grader and the problems must stay visible)."""
@@ -433,7 +446,7 @@ def interrupt(signum, frame) -> None:
     raise Interrupted(signum)
 
 
-def record(book: Gradebook, progress: Progress, row: Row, verdict: str) -> None:
+def write_row(book: Gradebook, progress: Progress, row: Row, verdict: str) -> None:
     book.add(row, verdict)
     progress.done(row)
 

@@ -237,66 +237,77 @@ def check_problem(root: Path, slug: str, update_golden: bool = False, progress=N
         failed = " and ".join(sorted(broken & {"files", "signature", "strategy"}))
         return rows + [skipped(slug, "remaining checks", f"the {failed} check failed above")]
     try:
-        trusted = Trusted(problem, golden_pitfalls=False)
+        gradings = Gradings(problem, progress)
     except (problems.ProblemError, ValueError) as exc:  # grading.py or golden.json
         return rows + [skipped(slug, "reference runs", str(exc))]
-    options = Options()
+    try:
+        return rows + gradings.rows(broken, update_golden)
+    finally:
+        gradings.trusted.close()
 
-    def graded(path: Path, key: str | None, fixed: bool = True):
+
+class Gradings:
+    """`grade check`'s gradings of one problem's reference, stub and variants, all in one trusted worker
+    (started afresh after a grading that broke it); ``progress(text)`` hears of each as it starts."""
+
+    def __init__(self, problem: problems.Problem, progress=None):
+        self.problem, self.progress = problem, progress
+        self.trusted = Trusted(problem, golden_pitfalls=False)
+        self.total = 2 + len(problem.variants("pitfalls")) + len(problem.variants("alternatives"))
+        self.begun = 0
+
+    def graded(self, path: Path, key: str | None, fixed: bool = True):
         started = time.monotonic()
-        verdict = grade(problem, path, options, extra=partial(diagnosis.explain, name_only=True),
-                        trusted=trusted, subject_key=key, fixed=fixed)
+        verdict = grade(self.problem, path, Options(), extra=partial(diagnosis.explain, name_only=True),
+                        trusted=self.trusted, subject_key=key, fixed=fixed)
         return verdict, f"{verdict.status} in {time.monotonic() - started:.1f} s"
 
-    gradings, begun = 2 + len(problem.variants("pitfalls")) + len(problem.variants("alternatives")), 0
+    def starting(self, item: str) -> None:
+        self.begun += 1
+        if self.progress is not None:
+            self.progress(f"{self.problem.slug}: {item} ({self.begun} of {self.total})")
 
-    def starting(item: str) -> None:
-        nonlocal begun
-        begun += 1
-        if progress is not None:
-            progress(f"{slug}: {item} ({begun} of {gradings})")
-
-    def each(item: str, check) -> None:
+    def row(self, item: str, check) -> Row:
         """The row ``item`` from ``check()`` -> (ok, detail); an exception while grading fails that row
         alone, and the reference's worker starts afresh for the next."""
-        nonlocal trusted
-        starting(item)
+        self.starting(item)
         try:
-            rows.append(Row(slug, item, *check()))
+            return Row(self.problem.slug, item, *check())
         except (ReferenceError, problems.ProblemError) as exc:
-            rows.append(Row(slug, item, False, f"grading it raised: {exc}"))
-            trusted.close()
-            trusted = Trusted(problem, golden_pitfalls=False)
+            self.trusted.close()
+            self.trusted = Trusted(self.problem, golden_pitfalls=False)
+            return Row(self.problem.slug, item, False, f"grading it raised: {exc}")
 
-    try:
+    def rows(self, broken: set[str], update_golden: bool) -> list[Row]:
+        """The reference's outputs and grading, then (where it passes) the stub's, each known mistake's (but
+        those in ``broken``, whose rows say why) and each alternative's."""
+        slug, rows = self.problem.slug, []
         try:
-            rows.extend(check_outputs(problem, trusted, update_golden))
-            starting("reference")
-            verdict, took = graded(problem.reference, "reference")
+            rows.extend(check_outputs(self.problem, self.trusted, update_golden))
+            self.starting("reference")
+            verdict, took = self.graded(self.problem.reference, "reference")
         except (ReferenceError, problems.ProblemError) as exc:
             return rows + [skipped(slug, "reference runs", str(exc))]
         rows.append(Row(slug, "reference passes", verdict.status == Status.PASS, f"{took}: {verdict.message}"))
         if verdict.status != Status.PASS:
             return rows + [skipped(slug, "remaining checks", "every other check compares with the reference")]
-
-        def stub():
-            verdict, took = graded(problem.stub, None)
-            return verdict.status == Status.NOT_STARTED, f"{took}: {verdict.message}"
-
-        def alternative(name: str, path: Path):
-            verdict, took = graded(path, f"alternative_{name}")
-            return verdict.status == Status.PASS, f"{took}: {verdict.message}"
-
-        each("stub is not_started", stub)
-        for name, path in problem.variants("pitfalls").items():
+        rows.append(self.row("stub is not_started", self.stub))
+        for name, path in self.problem.variants("pitfalls").items():
             if f"pitfall {name}" not in broken:  # its row says why; the others are still graded
-                each(f"pitfall {name}", partial(check_pitfall, graded, lambda key: slipped(trusted, key), name, path))
-        for name, path in problem.variants("alternatives").items():
+                rows.append(self.row(f"pitfall {name}", partial(check_pitfall, self.graded,
+                                                                lambda key: slipped(self.trusted, key), name, path)))
+        for name, path in self.problem.variants("alternatives").items():
             if f"alternative {name}" not in broken:
-                each(f"alternative {name}", partial(alternative, name, path))
-    finally:
-        trusted.close()
-    return rows
+                rows.append(self.row(f"alternative {name}", partial(self.alternative, name, path)))
+        return rows
+
+    def stub(self):
+        verdict, took = self.graded(self.problem.stub, None)
+        return verdict.status == Status.NOT_STARTED, f"{took}: {verdict.message}"
+
+    def alternative(self, name: str, path: Path):
+        verdict, took = self.graded(path, f"alternative_{name}")
+        return verdict.status == Status.PASS, f"{took}: {verdict.message}"
 
 
 def skipped(slug: str, item: str, why: str) -> Row:

@@ -35,7 +35,7 @@ from grader.problem.problems import Problem
 from grader.grading.recorded import FORMAT, RECORD, case_size
 from grader.commands.learner import HANDOUT_PART_NOTE
 
-POOL_DRAWS = 4  # the pool draws this many times the problem's max_examples (before duplicates go)
+SMALL_DRAWS = 4  # the small inputs (the record's "pool") are drawn this many times max_examples, before duplicates go
 MARKER = "HANDOUT.md"  # at a handout's root: problems/ without solutions/ is a checkout there
 
 
@@ -68,18 +68,18 @@ def record(problem: Problem, say=lambda text: None) -> dict[str, np.ndarray]:
         digest = trusted.digest
         examples = [ex.args for ex in problem.examples]
         drawn = draw(problem, problem.max_examples)
-        pool = draw(problem, problem.max_examples * POOL_DRAWS)
+        small = draw(problem, problem.max_examples * SMALL_DRAWS)
         for name, path in variants.items():  # where each known mistake shrinks to in the checkout
             say(f"{problem.slug}: where {name} shrinks to")
             verdict = grade(problem, path, Options(), trusted=trusted, subject_key=f"pitfall_{name}", fixed=False)
             if verdict.counterexample is not None and verdict.counterexample.args:
-                pool.append(verdict.counterexample.args)
+                small.append(verdict.counterexample.args)
         cases: dict[str, dict] = {}
-        for args in examples + drawn + pool:
+        for args in examples + drawn + small:
             cases.setdefault(digest(args), args)
         order = list(cases)
         index = {d: i for i, d in enumerate(order)}
-        in_pool = sorted({digest(a) for a in pool} - {digest(a) for a in examples + drawn},
+        small_only = sorted({digest(a) for a in small} - {digest(a) for a in examples + drawn},
                          key=lambda d: case_size(cases[d]))
         everything = [cases[d] for d in order]
         arrays: dict[str, np.ndarray] = {}
@@ -110,7 +110,7 @@ def record(problem: Problem, say=lambda text: None) -> dict[str, np.ndarray]:
         notes = {name: dict(zip(("message", "diagnosis", "stage"), variant.notes(path)))
                  for name, path in variants.items()}
         meta = {"format": FORMAT, "problem": problem.slug, "cases": [case_to_json(problem, a) for a in everything],
-                "drawn": [index[digest(a)] for a in drawn], "pool": [index[d] for d in in_pool],
+                "drawn": [index[digest(a)] for a in drawn], "pool": [index[d] for d in small_only],
                 "pitfalls": notes, "trees": {s: t for s, t in trees.items() if t}}
         arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
         return arrays

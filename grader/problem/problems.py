@@ -549,111 +549,135 @@ def _output_dtype(value) -> bool:
         return False
 
 
-def from_metadata(root: Path, slug: str, meta: dict) -> Problem:
-    import numpy as np
+class _TomlReader:
+    """Reads one problem.toml's values, each checked, with errors that name the key and what it must be."""
 
-    where = f"problems/{slug}/problem.toml"
+    def __init__(self, slug: str, meta: dict):
+        self.where, self.meta = f"problems/{slug}/problem.toml", meta
 
-    def error(key: str, text: str) -> ProblemError:
-        return ProblemError(f"{where}: {key} {text}")
+    def error(self, key: str, text: str) -> ProblemError:
+        return ProblemError(f"{self.where}: {key} {text}")
 
-    def known(table: dict, allowed: set, prefix: str, what: str) -> None:
+    def known(self, table: dict, allowed: set, prefix: str, what: str) -> None:
         unknown = sorted(set(table) - allowed)
         if unknown:
-            raise error(prefix + unknown[0], f"is not a key problem.toml knows; {what} are: {', '.join(sorted(allowed))}")
+            raise self.error(prefix + unknown[0],
+                             f"is not a key problem.toml knows; {what} are: {', '.join(sorted(allowed))}")
 
-    def get(table: dict, key: str, prefix: str, ok, wanted: str, default=_MISSING, label: str | None = None):
+    def get(self, table: dict, key: str, prefix: str, ok, wanted: str, default=_MISSING, label: str | None = None):
         label = label or prefix + key
         if key not in table:
             if default is _MISSING:
-                raise error(label, "is missing")
+                raise self.error(label, "is missing")
             return default
         if not ok(table[key]):
-            raise error(label, f"must be {wanted}, got {_shown(table[key])}")
+            raise self.error(label, f"must be {wanted}, got {_shown(table[key])}")
         return table[key]
 
-    def table(key: str, required: bool = True) -> dict:
-        found = get(meta, key, "", lambda v: isinstance(v, dict), "a table", _MISSING if required else {},
-                    label=f"[{key}]")
-        known(found, TABLES[key], f"{key}.", f"the keys of [{key}]")
+    def table(self, key: str, required: bool = True) -> dict:
+        found = self.get(self.meta, key, "", lambda v: isinstance(v, dict), "a table", _MISSING if required else {},
+                         label=f"[{key}]")
+        self.known(found, TABLES[key], f"{key}.", f"the keys of [{key}]")
         return found
 
-    known(meta, TOP_KEYS, "", "the top-level keys and tables")
-    title = get(meta, "title", "", lambda v: isinstance(v, str) and v.strip(), "a non-empty string")
-    entry = get(meta, "entry", "", lambda v: isinstance(v, str), "a string")
-    get(meta, "order", "", _number, "a number (the problem's place in the learning order)", 0)
+
+def from_metadata(root: Path, slug: str, meta: dict) -> Problem:
+    read = _TomlReader(slug, meta)
+    read.known(meta, TOP_KEYS, "", "the top-level keys and tables")
+    title = read.get(meta, "title", "", lambda v: isinstance(v, str) and v.strip(), "a non-empty string")
+    entry = read.get(meta, "entry", "", lambda v: isinstance(v, str), "a string")
+    read.get(meta, "order", "", _number, "a number (the problem's place in the learning order)", 0)
     if entry != slug:
-        raise error("entry", f"is {entry!r}; it must equal the folder name {slug!r}")
-    args = get(meta, "args", "", lambda v: isinstance(v, dict), "a table of argument names and kinds", label="[args]")
+        raise read.error("entry", f"is {entry!r}; it must equal the folder name {slug!r}")
+    args = read.get(meta, "args", "", lambda v: isinstance(v, dict), "a table of argument names and kinds",
+                    label="[args]")
     for name, kind_name in args.items():
         if not name.isidentifier() or keyword.iskeyword(name):
-            raise error(f"args.{name}", "is not a Python parameter name")
+            raise read.error(f"args.{name}", "is not a Python parameter name")
         if not isinstance(kind_name, str) or kind_name not in kinds.KINDS:
-            raise error(f"args.{name}", f"must be one of the kinds {', '.join(kinds.KINDS)}, got {_shown(kind_name)}")
-
-    output = table("output")
-    dtype = get(output, "dtype", "output.", _output_dtype, f"one of {', '.join(kinds.ARRAY_DTYPES)}")
-    shape = get(output, "shape", "output.", _strings, 'a list of strings, expressions over the arguments (e.g. ["T", "T"])')
-    for expr in shape:
-        check_shape_expression(expr, args, where)
-    axes = get(output, "axes", "output.", _strings, "a list of strings, one name per axis of the output", None)
-    spliced = any(isinstance(node, ast.Attribute) and node.attr == "shape"
-                  for expr in shape for node in ast.walk(ast.parse(expr, mode="eval")))
-    if axes is not None and not spliced and len(axes) != len(shape):
-        raise error("output.axes", f"is {axes}, but output.shape has rank {len(shape)}")
-
-    tolerance = table("tolerance")
-    exact = get(tolerance, "exact", "tolerance.", lambda v: isinstance(v, bool), "true or false", False)
-    tol = {key: get(tolerance, key, "tolerance.", lambda v: _number(v) and v >= 0, "a number >= 0", None)
-           for key in ("rtol", "atol")}
-    if exact and any(v is not None for v in tol.values()):
-        raise error("tolerance.exact", "is true, which leaves no room for rtol and atol; give one or the other")
-    for key, value in tol.items():
-        if not exact and value is None:
-            raise error(f"tolerance.{key}", "is missing; [tolerance] needs exact = true, or rtol and atol")
-
-    limits = table("limits", required=False)
-    seconds = {key: get(limits, key, "limits.", lambda v: _number(v) and v > 0, "a positive number of seconds", default)
+            raise read.error(f"args.{name}",
+                             f"must be one of the kinds {', '.join(kinds.KINDS)}, got {_shown(kind_name)}")
+    dtype, shape, axes = _read_output(read, args)
+    exact, tol = _read_tolerance(read)
+    limits = read.table("limits", required=False)
+    seconds = {key: read.get(limits, key, "limits.", lambda v: _number(v) and v > 0, "a positive number of seconds",
+                             default)
                for key, default in (("call_seconds", 30), ("problem_seconds", 120))}
-    memory_mib = get(limits, "memory_mib", "limits.", _positive_int, "a positive whole number of MiB", 3072)
-    max_examples = get(table("hypothesis", required=False), "max_examples", "hypothesis.", _positive_int,
-                       "a positive whole number", 25)
-
+    memory_mib = read.get(limits, "memory_mib", "limits.", _positive_int, "a positive whole number of MiB", 3072)
+    max_examples = read.get(read.table("hypothesis", required=False), "max_examples", "hypothesis.", _positive_int,
+                            "a positive whole number", 25)
     problem = Problem(
         slug=slug, root=root, title=title, args=dict(args), output_dtype=dtype, output_shape=list(shape),
         exact=exact, rtol=float(tol["rtol"] or 0.0), atol=float(tol["atol"] or 0.0),
         call_seconds=float(seconds["call_seconds"]), problem_seconds=float(seconds["problem_seconds"]),
         memory_mib=memory_mib, max_examples=max_examples, axis_names=axes,
     )
-    examples = get(meta, "examples", "", lambda v: isinstance(v, list) and all(isinstance(e, dict) for e in v),
-                   "a list of [[examples]] tables", [])
+    examples = read.get(meta, "examples", "", lambda v: isinstance(v, list) and all(isinstance(e, dict) for e in v),
+                        "a list of [[examples]] tables", [])
     for i, ex in enumerate(examples):
-        key = f"examples[{i}]"
-        known(ex, EXAMPLE_KEYS, f"{key}.", "the keys of an example")
-        name = get(ex, "name", f"{key}.", lambda v: isinstance(v, str) and v.strip(), "a non-empty string")
-        ex_args = problem._coerce(get(ex, "args", f"{key}.", lambda v: isinstance(v, dict), "a table of the arguments"),
-                                  f"{where}: {key}.args", lambda arg: f"{where}: {key}.args.{arg}")
-        try:
-            natural = problem.natural_shape(ex_args)
-        except Exception as exc:  # noqa: BLE001  (an expression the arguments do not fit, e.g. `len` of an int)
-            raise error("output.shape", f"cannot be computed for {key}: {_describe(exc)}") from None
-        if not all(isinstance(n, int) and n >= 0 for n in natural):
-            raise error("output.shape", f"gives {natural} for {key}; every size must be a whole number >= 0")
-        if axes is not None and len(axes) != len(natural):
-            raise error("output.axes", f"is {axes}, but the output of {key} has rank {len(natural)}")
-        expected = ex.get("expected")
-        if expected is not None:
-            try:
-                expected = np.asarray(expected)
-            except ValueError:  # ragged lists
-                raise error(f"{key}.expected", "is ragged: its rows differ in length") from None
-            if expected.dtype.kind not in "biuf":
-                raise error(f"{key}.expected", f"must hold numbers, got {_shown(ex['expected'])}")
-            if expected.shape != natural:
-                raise error(f"{key}.expected", f"has shape {expected.shape}, but the output's shape is {natural}")
-            expected = expected.astype(dtype)
-        problem.examples.append(Example(name, ex_args, expected))
+        problem.examples.append(_read_example(read, problem, f"examples[{i}]", ex))
     return problem
+
+
+def _read_output(read: _TomlReader, args: dict) -> tuple[str, list[str], list[str] | None]:
+    """[output]: its dtype, its shape's expressions (checked against ``args``) and its axes' names."""
+    output = read.table("output")
+    dtype = read.get(output, "dtype", "output.", _output_dtype, f"one of {', '.join(kinds.ARRAY_DTYPES)}")
+    shape = read.get(output, "shape", "output.", _strings,
+                     'a list of strings, expressions over the arguments (e.g. ["T", "T"])')
+    for expr in shape:
+        check_shape_expression(expr, args, read.where)
+    axes = read.get(output, "axes", "output.", _strings, "a list of strings, one name per axis of the output", None)
+    spliced = any(isinstance(node, ast.Attribute) and node.attr == "shape"
+                  for expr in shape for node in ast.walk(ast.parse(expr, mode="eval")))
+    if axes is not None and not spliced and len(axes) != len(shape):
+        raise read.error("output.axes", f"is {axes}, but output.shape has rank {len(shape)}")
+    return dtype, shape, axes
+
+
+def _read_tolerance(read: _TomlReader) -> tuple[bool, dict]:
+    """[tolerance]: exact, or rtol and atol (both)."""
+    tolerance = read.table("tolerance")
+    exact = read.get(tolerance, "exact", "tolerance.", lambda v: isinstance(v, bool), "true or false", False)
+    tol = {key: read.get(tolerance, key, "tolerance.", lambda v: _number(v) and v >= 0, "a number >= 0", None)
+           for key in ("rtol", "atol")}
+    if exact and any(v is not None for v in tol.values()):
+        raise read.error("tolerance.exact", "is true, which leaves no room for rtol and atol; give one or the other")
+    for key, value in tol.items():
+        if not exact and value is None:
+            raise read.error(f"tolerance.{key}", "is missing; [tolerance] needs exact = true, or rtol and atol")
+    return exact, tol
+
+
+def _read_example(read: _TomlReader, problem: Problem, key: str, ex: dict) -> Example:
+    """One [[examples]] table: its arguments, and its expected output where it gives one, of the output's shape."""
+    import numpy as np
+
+    where = read.where
+    read.known(ex, EXAMPLE_KEYS, f"{key}.", "the keys of an example")
+    name = read.get(ex, "name", f"{key}.", lambda v: isinstance(v, str) and v.strip(), "a non-empty string")
+    ex_args = problem._coerce(read.get(ex, "args", f"{key}.", lambda v: isinstance(v, dict), "a table of the arguments"),
+                              f"{where}: {key}.args", lambda arg: f"{where}: {key}.args.{arg}")
+    try:
+        natural = problem.natural_shape(ex_args)
+    except Exception as exc:  # noqa: BLE001  (an expression the arguments do not fit, e.g. `len` of an int)
+        raise read.error("output.shape", f"cannot be computed for {key}: {_describe(exc)}") from None
+    if not all(isinstance(n, int) and n >= 0 for n in natural):
+        raise read.error("output.shape", f"gives {natural} for {key}; every size must be a whole number >= 0")
+    if problem.axis_names is not None and len(problem.axis_names) != len(natural):
+        raise read.error("output.axes", f"is {problem.axis_names}, but the output of {key} has rank {len(natural)}")
+    expected = ex.get("expected")
+    if expected is not None:
+        try:
+            expected = np.asarray(expected)
+        except ValueError:  # ragged lists
+            raise read.error(f"{key}.expected", "is ragged: its rows differ in length") from None
+        if expected.dtype.kind not in "biuf":
+            raise read.error(f"{key}.expected", f"must hold numbers, got {_shown(ex['expected'])}")
+        if expected.shape != natural:
+            raise read.error(f"{key}.expected", f"has shape {expected.shape}, but the output's shape is {natural}")
+        expected = expected.astype(problem.output_dtype)
+    return Example(name, ex_args, expected)
 
 
 # Shape expressions: a name, an int, + - * //, len(name), name.shape (spliced), name.size, parentheses.

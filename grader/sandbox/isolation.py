@@ -105,7 +105,8 @@ def confine(writable: list[str] = (), visible: list[str] = (), hidden: list[str]
     ``/tmp`` and ``/dev/shm`` (tmpfs) and an empty ``workdir`` where it starts. What ``hidden`` names inside
     those (a problem's recorded answers, a class's folders where they lie beside the graded file) is
     covered, a folder by an empty one, a file by an empty file; a visible or writable folder inside a hidden
-    one stays visible. Raises Refused."""
+    one stays visible. Raises Refused. (One function of 90 lines: each step depends on the order of the
+    ones before it, the mounts built over what is held open, so it reads top to bottom in one place.)"""
     if not sys.platform.startswith("linux"):
         raise Refused(errno.ENOSYS, "namespaces exist only on Linux")
     libc = _libc()

@@ -399,86 +399,28 @@ def describe(exc: BaseException, path: str, during: str) -> dict:
             "file": file, "line": line, "during": during, "traceback": learner_traceback(exc, path)}
 
 
+TRACEBACK_LINES, TRACEBACK_CHARS, MESSAGE_LINES = 60, 7000, 12  # (the protocol keeps 8192 characters of a string)
+GRADER_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the grader package, every subpackage
+
+
 def learner_traceback(exc: BaseException, path: str) -> str:
     """The traceback as a learner reads it: for each exception of the chain (causes and contexts, oldest
     first, as Python prints them) the frames in the graded file ``path`` with their lines, each run of
     other frames between them counted on one line, then the exception line. Where no frame is in
     ``path`` (a SyntaxError, a failure in the grader's wiring), the last exception as Python prints it.
     The grader's leading frames and JAX's note about its filtered frames go. At most 60 lines and about
-    7000 characters (the protocol keeps 8192 of a string): earlier messages shrink first, then frames
-    go from the middle; the last exception line always stays."""
+    7000 characters: earlier messages shrink first, then frames go from the middle; the last exception
+    line always stays."""
     import functools
 
-    limit, chars, message_lines = 60, 7000, 12
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the grader package
-    stdlib = os.path.dirname(os.__file__)
-    real = os.path.realpath(path)
-    printer = traceback.StackSummary()
-
-    def owner(filename: str) -> str:  # whose code a left-out frame runs: a package, Python, the grader
-        parts = filename.split(os.sep)
-        for folder in ("site-packages", "dist-packages"):
-            if folder in parts[:-1]:
-                return parts[parts.index(folder) + 1].removesuffix(".py")
-        if filename.startswith(("<", stdlib)):
-            return "Python"
-        return "the grader" if os.path.abspath(filename).startswith(here + os.sep) else os.path.basename(filename)
-
-    def frames(stack, keep) -> list[list[str]]:
-        """One piece per kept frame (a recursion's repeats counted as Python does), one per run of others."""
-        pieces, others, last, repeats = [], [], None, 0
-
-        def flush() -> None:
-            nonlocal others, repeats
-            if repeats > 2:
-                times = repeats - 2
-                pieces.append([f"  [Previous line repeated {times} more time{'s' if times > 1 else ''}]"])
-            if others:
-                names = list(dict.fromkeys(map(owner, others)))
-                where = "/".join(names[:3]) + ("/..." if len(names) > 3 else "")
-                pieces.append([f"  ... {len(others)} frame{'s' if len(others) > 1 else ''} in {where} left out ..."])
-            others, repeats = [], 0
-
-        for frame in stack:
-            if not keep(frame):
-                if repeats > 2:
-                    flush()
-                others.append(frame.filename)
-                last = None
-                continue
-            key = (frame.filename, frame.lineno, frame.name)
-            if key == last:
-                repeats += 1
-                if repeats > 2:
-                    continue
-            else:
-                flush()
-            last = key
-            pieces.append(printer.format_frame_summary(frame).rstrip("\n").split("\n"))
-        flush()
-        return pieces
-
-    def exception_lines(e: BaseException, short: bool) -> list[str]:
-        lines = [line for line in "".join(traceback.format_exception_only(type(e), e)).splitlines()
-                 if line != "-" * 20 and "JAX has removed its internal frames" not in line]
-        if short:  # up to the exception's own line (a SyntaxError's location comes before it)
-            return lines[:next((i + 1 for i, line in enumerate(lines) if not line.startswith(" ")), len(lines))]
-        if len(lines) > message_lines:
-            left_out = len(lines) - message_lines + 1
-            lines = lines[:message_lines - 1] + [f"  ... {left_out} more lines of the message ..."]
-        return lines
-
-    chain, seen, e = [], set(), exc
-    while e is not None and id(e) not in seen:
-        seen.add(id(e))
-        chain.insert(0, e)
-        e = e.__cause__ if e.__cause__ is not None else (None if e.__suppress_context__ else e.__context__)
+    chain = _exception_chain(exc)
     stacks = []
     for e in chain:
         stack = traceback.extract_tb(e.__traceback__)
-        while stack and os.path.abspath(stack[0].filename).startswith(here + os.sep):
+        while stack and os.path.abspath(stack[0].filename).startswith(GRADER_FOLDER + os.sep):
             stack.pop(0)
         stacks.append(stack)
+    real = os.path.realpath(path)
     resolved = functools.cache(os.path.realpath)  # a recursion has a thousand frames of one file
     mine = lambda frame: resolved(frame.filename) == real  # noqa: E731
     found = any(mine(frame) for stack in stacks for frame in stack)
@@ -496,32 +438,105 @@ def learner_traceback(exc: BaseException, path: str) -> str:
                         else "During handling of the above exception, another exception occurred:")
                 out.append(["", link, ""])
             if stack:
-                out += [["Traceback (most recent call last):"], *frames(stack, mine)]
-            out.append(exception_lines(e, short and i < len(chain) - 1))
+                out += [["Traceback (most recent call last):"], *_frame_pieces(stack, mine)]
+            out.append(_exception_lines(e, short and i < len(chain) - 1))
         return out
 
     parts = pieces(short=False)
-    if sum(map(len, parts)) > limit:
-        parts = pieces(short=True)
-    if sum(map(len, parts)) > limit:
-        # Frames go from the middle: the learner's outermost calls stay, and the frames nearest the error;
-        # without any frame of the learner's, only the latter.
-        head = limit // 3 if found else 1
-        first, used = 0, 0
-        while first < len(parts) and used + len(parts[first]) <= head:
-            used += len(parts[first])
-            first += 1
-        last, room = len(parts), limit - used - 1
-        while last > first and len(parts[last - 1]) <= room:
-            room -= len(parts[last - 1])
-            last -= 1
-        left_out = sum(map(len, parts[first:last]))
-        parts = parts[:first] + [[f"  ... {left_out} lines left out ..."]] + parts[last:]
+    if sum(map(len, parts)) > TRACEBACK_LINES:
+        parts = _middle_left_out(pieces(short=True), TRACEBACK_LINES, found)
     lines = [line for part in parts for line in part]
-    if sum(map(len, lines)) > chars:
-        width = chars // len(lines)
+    if sum(map(len, lines)) > TRACEBACK_CHARS:
+        width = TRACEBACK_CHARS // len(lines)
         lines = [line if len(line) <= width else line[:width - 6] + " [...]" for line in lines]
     return "\n".join(lines)
+
+
+def _exception_chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and its causes and contexts, oldest first, as Python prints them."""
+    chain, seen, e = [], set(), exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        chain.insert(0, e)
+        e = e.__cause__ if e.__cause__ is not None else (None if e.__suppress_context__ else e.__context__)
+    return chain
+
+
+def _owner(filename: str) -> str:
+    """Whose code a left-out frame runs: a package, Python, the grader, or a file's name."""
+    parts = filename.split(os.sep)
+    for folder in ("site-packages", "dist-packages"):
+        if folder in parts[:-1]:
+            return parts[parts.index(folder) + 1].removesuffix(".py")
+    if filename.startswith(("<", os.path.dirname(os.__file__))):
+        return "Python"
+    return "the grader" if os.path.abspath(filename).startswith(GRADER_FOLDER + os.sep) else os.path.basename(filename)
+
+
+def _frame_pieces(stack, keep) -> list[list[str]]:
+    """One piece per kept frame (a recursion's repeats counted as Python does), one per run of others."""
+    printer = traceback.StackSummary()
+    pieces, others, last, repeats = [], [], None, 0
+
+    def flush() -> None:
+        nonlocal others, repeats
+        if repeats > 2:
+            times = repeats - 2
+            pieces.append([f"  [Previous line repeated {times} more time{'s' if times > 1 else ''}]"])
+        if others:
+            names = list(dict.fromkeys(map(_owner, others)))
+            where = "/".join(names[:3]) + ("/..." if len(names) > 3 else "")
+            pieces.append([f"  ... {len(others)} frame{'s' if len(others) > 1 else ''} in {where} left out ..."])
+        others, repeats = [], 0
+
+    for frame in stack:
+        if not keep(frame):
+            if repeats > 2:
+                flush()
+            others.append(frame.filename)
+            last = None
+            continue
+        key = (frame.filename, frame.lineno, frame.name)
+        if key == last:
+            repeats += 1
+            if repeats > 2:
+                continue
+        else:
+            flush()
+        last = key
+        pieces.append(printer.format_frame_summary(frame).rstrip("\n").split("\n"))
+    flush()
+    return pieces
+
+
+def _exception_lines(e: BaseException, short: bool) -> list[str]:
+    """The exception's lines as Python prints them, a long message cut; ``short``: up to its own line."""
+    lines = [line for line in "".join(traceback.format_exception_only(type(e), e)).splitlines()
+             if line != "-" * 20 and "JAX has removed its internal frames" not in line]
+    if short:  # up to the exception's own line (a SyntaxError's location comes before it)
+        return lines[:next((i + 1 for i, line in enumerate(lines) if not line.startswith(" ")), len(lines))]
+    if len(lines) > MESSAGE_LINES:
+        left_out = len(lines) - MESSAGE_LINES + 1
+        lines = lines[:MESSAGE_LINES - 1] + [f"  ... {left_out} more lines of the message ..."]
+    return lines
+
+
+def _middle_left_out(parts: list[list[str]], limit: int, found: bool) -> list[list[str]]:
+    """``parts`` within ``limit`` lines, whole pieces going from the middle: the learner's outermost calls
+    stay (where ``found``, a frame of the learner's is among them), and the pieces nearest the error."""
+    if sum(map(len, parts)) <= limit:
+        return parts
+    head = limit // 3 if found else 1
+    first, used = 0, 0
+    while first < len(parts) and used + len(parts[first]) <= head:
+        used += len(parts[first])
+        first += 1
+    last, room = len(parts), limit - used - 1
+    while last > first and len(parts[last - 1]) <= room:
+        room -= len(parts[last - 1])
+        last -= 1
+    left_out = sum(map(len, parts[first:last]))
+    return parts[:first] + [[f"  ... {left_out} lines left out ..."]] + parts[last:]
 
 
 def _is_arity_error(exc: TypeError, path: str) -> bool:

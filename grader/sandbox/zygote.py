@@ -118,8 +118,8 @@ def peer_pid(conn: socket.socket) -> tuple[int, int]:
     return pid, uid
 
 
-def recorded(folder: Path, name: str) -> int | None:
-    """The pid the zygote ``name`` recorded, if that process still is the one that wrote the record."""
+def registered_pid(folder: Path, name: str) -> int | None:
+    """The pid the zygote ``name`` wrote in its pid file, if that process still is the one that wrote it."""
     try:
         pid, started = (folder / f"{name}.pid").read_text().split()
         pid = int(pid)
@@ -130,7 +130,7 @@ def recorded(folder: Path, name: str) -> int | None:
 
 def discard(folder: Path, name: str) -> None:
     """Kill the zygote ``name`` (if the record names a live one) and remove its files."""
-    pid = recorded(folder, name)
+    pid = registered_pid(folder, name)
     if pid is not None:
         try:
             handle = os.pidfd_open(pid)
@@ -219,7 +219,7 @@ class Zygote:
         for other in {p.stem for p in folder.iterdir() if p.suffix in (".sock", ".pid")} - {name}:
             discard(folder, other)
         path = folder / f"{name}.sock"
-        pid = recorded(folder, name)
+        pid = registered_pid(folder, name)
         if pid is None:
             if path.exists() or (folder / f"{name}.pid").exists():
                 discard(folder, name)
@@ -449,7 +449,8 @@ def become_zygote(control: socket.socket, folder: Path | None, name: str, preloa
 
 
 def run(control: socket.socket, folder: Path | None, name: str, preload: list[str]) -> None:
-    """The zygote (see the module's docstring); never returns."""
+    """The zygote (see the module's docstring); never returns. (One function over 60 lines: its event loop
+    and the state the loop shares, read top to bottom as the process lives.)"""
     from grader.sandbox import isolation
 
     refused = isolation.probe()
@@ -509,7 +510,7 @@ def run(control: socket.socket, folder: Path | None, name: str, preload: list[st
                         except OSError:
                             pass
                 last = time.monotonic()
-        if control is None and (listener is None or time.monotonic() - last > idle or recorded(folder, name) != os.getpid()):
+        if control is None and (listener is None or time.monotonic() - last > idle or registered_pid(folder, name) != os.getpid()):
             break
     if listener is not None:
         discard_own(folder, name)
@@ -526,7 +527,7 @@ def _namespace(pid: int) -> str | None:
 
 def listen(folder: Path, name: str) -> socket.socket | None:
     """A socket listening at ``name``'s path, with its record; None if a live zygote already has it."""
-    if recorded(folder, name) is not None:
+    if registered_pid(folder, name) is not None:
         return None
     path = folder / f"{name}.sock"
     try:
@@ -544,7 +545,7 @@ def listen(folder: Path, name: str) -> socket.socket | None:
 
 def discard_own(folder: Path, name: str) -> None:
     """Remove this zygote's files, if they are still its own."""
-    if recorded(folder, name) == os.getpid():
+    if registered_pid(folder, name) == os.getpid():
         remove_files(folder, name)
 
 
