@@ -7,6 +7,7 @@ import numpy as np
 
 from grader.core import kinds
 from grader.explain import parts, relations
+from grader.explain.dependence import dependence
 from grader.grading.engine import UNSEEN_PARAMETERS, Session
 from grader.core.verdict import Check, CheckKind, Diagnosis, Outcome, Pitfall, Status, Verdict
 
@@ -31,6 +32,8 @@ def explain(session: Session, verdict: Verdict, name_only: bool = False, command
         if found is not None:  # values drawn for another parameter explain it: no known mistake does
             verdict.pitfall, verdict.pitfall_candidates = None, []
         verdict.diagnosis = found or parameters_followed(session, outcome) or relation(session, outcome)
+        if verdict.diagnosis is None and verdict.pitfall is None:
+            verdict.diagnosis = dependence(session, outcome)
         verdict.checks.extend(property_checks(session, outcome))
     if not name_only:
         part = parts.first_wrong_part(session, outcome.args, command)

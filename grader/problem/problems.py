@@ -157,6 +157,9 @@ class Problem:
     memory_mib: int
     max_examples: int
     axis_names: list[str] | None = None  # names of the natural shape's axes, for reports
+    # Array arguments whose axis (the value) holds the positions of the output's rows (its first axis): which
+    # row depends on which position is compared with the reference's (grader.explain.dependence).
+    positions: dict[str, int] = field(default_factory=dict)
     examples: list[Example] = field(default_factory=list)
     # The instructor's modules, imported once: what a run trusts is read before learner code starts.
     _modules: dict = field(default_factory=dict, repr=False, compare=False)
@@ -520,7 +523,7 @@ TABLES = {
     "limits": {"call_seconds", "problem_seconds", "memory_mib"},
     "hypothesis": {"max_examples"},
 }
-TOP_KEYS = {"title", "entry", "order", "args", "examples", *TABLES}
+TOP_KEYS = {"title", "entry", "order", "args", "examples", "positions", *TABLES}
 EXAMPLE_KEYS = {"name", "args", "expected"}
 _MISSING = object()
 
@@ -606,11 +609,18 @@ def from_metadata(root: Path, slug: str, meta: dict) -> Problem:
     memory_mib = read.get(limits, "memory_mib", "limits.", _positive_int, "a positive whole number of MiB", 3072)
     max_examples = read.get(read.table("hypothesis", required=False), "max_examples", "hypothesis.", _positive_int,
                             "a positive whole number", 25)
+    positions = read.get(meta, "positions", "", lambda v: isinstance(v, dict), "a table of array arguments and "
+                         "the axis of each that holds positions", {})
+    for name, axis in positions.items():
+        if not str(args.get(name, "")).startswith("array:"):
+            raise read.error(f"positions.{name}", "must name an array argument of [args]")
+        if not (isinstance(axis, int) and not isinstance(axis, bool) and axis >= 0):
+            raise read.error(f"positions.{name}", f"must be an axis, a whole number >= 0, got {_shown(axis)}")
     problem = Problem(
         slug=slug, root=root, title=title, args=dict(args), output_dtype=dtype, output_shape=list(shape),
         exact=exact, rtol=float(tol["rtol"] or 0.0), atol=float(tol["atol"] or 0.0),
         call_seconds=float(seconds["call_seconds"]), problem_seconds=float(seconds["problem_seconds"]),
-        memory_mib=memory_mib, max_examples=max_examples, axis_names=axes,
+        memory_mib=memory_mib, max_examples=max_examples, axis_names=axes, positions=dict(positions),
     )
     examples = read.get(meta, "examples", "", lambda v: isinstance(v, list) and all(isinstance(e, dict) for e in v),
                         "a list of [[examples]] tables", [])
