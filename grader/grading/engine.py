@@ -1,8 +1,9 @@
 """The grading engine: fixed cases first, then the inputs Hypothesis draws, then shrinking a failure.
 
-It only drives and records. Learner code runs in a confined worker (:mod:`grader.sandbox.pool`), the reference
-in the trusted side's (:mod:`grader.grading.trusted`), comparisons in :mod:`grader.core.compare`; what a failure
-means is for :mod:`grader.explain.diagnosis`, how it reads for :mod:`grader.render.report`.
+It only drives and records. Learner code runs in confined workers (:mod:`grader.sandbox.pool`) that
+:mod:`grader.grading.workers` schedules, the reference in the trusted side's (:mod:`grader.grading.trusted`),
+comparisons in :mod:`grader.core.compare`; what a failure means is for :mod:`grader.explain.diagnosis`, how
+it reads for :mod:`grader.render.report`.
 """
 
 from __future__ import annotations
