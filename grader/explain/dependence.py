@@ -5,7 +5,8 @@ is the position of the output's row of that index), each position of the failing
 both functions run again. An output row that changes where the reference's does not sees a position it must
 not (a query that sees a later key); one that does not change where the reference's does ignores a position
 it must use (a key a query should see). That is a fact about the learner's function, found with no known
-mistake; it says which rows and which positions, and nothing where both depend on the same positions.
+mistake; it says which rows and which positions, and nothing where both depend on the same positions (nor
+in a handout, whose record holds no answer on the changed inputs).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import numpy as np
 
 from grader.core.compare import same_values
 from grader.core.verdict import Diagnosis, Outcome
-from grader.grading.trusted import ReferenceError
 
 MAX_POSITIONS = 16  # positions changed one at a time, per argument (a shrunk failing input has a few)
 ROWS_SHOWN = 4
@@ -46,6 +46,8 @@ def dependence(session, outcome: Outcome) -> Diagnosis | None:  # (session: grad
     args = outcome.args
     if not problem.positions or outcome.comparison is None or outcome.actual is None or not args:
         return None
+    if session.trusted.recorded:  # a handout's record holds no answer on the changed inputs
+        return None
     shape = tuple(problem.natural_shape(args))
     if len(shape) < 1 or outcome.actual.size != int(np.prod(shape)):
         return None
@@ -58,12 +60,9 @@ def dependence(session, outcome: Outcome) -> Diagnosis | None:  # (session: grad
         return None
     trusted = session.trusted
     cases = [case for *_, case in probes]
-    try:
-        trusted.prefetch("reference", cases)  # computed while the learner's code answers
-        answers = session.answers(cases)
-        references = trusted.outputs("reference", cases)
-    except ReferenceError:  # a handout's record holds no answer on these inputs
-        return None
+    trusted.prefetch("reference", cases)  # computed while the learner's code answers
+    answers = session.answers(cases)
+    references = trusted.outputs("reference", cases)
     if any(a is None or r is None for a, r in zip(answers, references)):
         return None
     expected = trusted.output("reference", args).reshape(shape)

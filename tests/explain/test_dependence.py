@@ -27,7 +27,7 @@ class FakeSession:
         digest = lambda args: kinds.args_digest({"causal": "bool", "x": "array:float32"}, args)  # noqa: E731
         self.asked: list = []
         self.trusted = SimpleNamespace(
-            prefetch=lambda key, cases: None, output=lambda key, args: reference(args).reshape(-1),
+            recorded=False, prefetch=lambda key, cases: None, output=lambda key, args: reference(args).reshape(-1),
             outputs=lambda key, cases: [reference(a).reshape(-1) for a in cases], digest=digest)
         self.learner = learner
 
@@ -78,3 +78,11 @@ def test_changing_a_position_moves_floats_by_one_and_token_ids_to_another_valid_
     assert changed(ids, "ids", 0, 0)["ids"].tolist() == [1, 3, 5]
     assert changed(ids, "ids", 0, 2)["ids"].tolist() == [0, 3, 4]
     assert ids["ids"].tolist() == [0, 3, 5]  # the input itself is left as it was
+
+
+def test_a_handout_whose_record_has_no_answer_on_the_changed_inputs_runs_nothing():
+    session = FakeSession(lambda args: np.cumsum(args["x"][::-1], axis=0)[::-1])
+    session.trusted.recorded = True
+    outcome = Outcome("case", ARGS, Status.FAIL, "differs", comparison=SimpleNamespace(),
+                      actual=session.learner(ARGS))
+    assert dependence(session, outcome) is None and session.asked == []
