@@ -60,7 +60,8 @@ def grade_parser() -> argparse.ArgumentParser:
     parser.add_argument("--replay", type=Path, metavar="CASE", help="run only the case saved in this file")
     parser.add_argument("--part", metavar="NAME",
                         help="grade one module class of a model alone (e.g. RMSNorm), on the reference's "
-                             "parameters and on the inputs the reference's forward pass gives it")
+                             "parameters and on the inputs the reference's forward pass gives it; or one "
+                             "helper function the stub asks for (e.g. relative_position_bucket)")
     parser.add_argument("--no-jit", action="store_true", help="call your function eagerly, without jax.jit")
     parser.add_argument("--no-cache", action="store_true", help="recompute every reference output")
     parser.add_argument("--call-time-limit", type=float, metavar="S", help="seconds allowed for one call")
@@ -114,12 +115,13 @@ def check_part(problem: problems.Problem, args: argparse.Namespace) -> None:
     if problem.handout:
         raise problems.UsageError("--part needs the full checkout: a handout does not carry the "
                                   "reference's modules to run the part on")
-    if args.part not in problem.parts():
+    names = problem.parts() + problem.helpers()
+    if args.part not in names:
         import difflib
 
-        close = difflib.get_close_matches(args.part, problem.parts(), n=1, cutoff=0.6)
-        have = (f"its parts are {', '.join(problem.parts())}" if problem.parts()
-                else "it has no parts (no Flax module classes in its stub)")
+        close = difflib.get_close_matches(args.part, names, n=1, cutoff=0.6)
+        have = (f"its parts are {', '.join(names)}" if names
+                else "it has no parts (no Flax module classes or helper functions to write in its stub)")
         guess = f"; did you mean {close[0]}?" if close else ""
         raise problems.UsageError(f"{problem.slug} has no part named {args.part!r}{guess} ({have})")
 

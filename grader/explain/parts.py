@@ -58,7 +58,8 @@ def run_call(session, call: dict, arrays: list):
         return {"array": index[encoded["array"]]} if "array" in encoded else encoded
 
     expected = arrays[call["output"]["array"]]
-    header = {"op": "part", "key": session.key, "cls": call["cls"], "fields": call["fields"],
+    header = {"op": "part", "key": session.key, "cls": call["cls"], "function": bool(call.get("function")),
+              "fields": call["fields"],
               "args": [renumber(a) for a in call["args"]],
               "kwargs": {k: renumber(v) for k, v in call["kwargs"].items()},
               "variables": {k: renumber(v) for k, v in call["variables"].items()},
@@ -114,8 +115,9 @@ def wrong_part(session, call: dict, arrays: list, reply) -> Part | None:
     if found is None:
         return None
     sentence, details = found
-    return Part(call["path"], f"your {call['cls']}, run alone on the reference's parameters and on the inputs "
-                              f"the reference gave it ({call_text(call, arrays)}): {sentence}.", details)
+    given = "on the inputs" if call.get("function") else "on the reference's parameters and on the inputs"
+    return Part(call["path"], f"your {call['cls']}, run alone {given} the reference gave it "
+                              f"({call_text(call, arrays)}): {sentence}.", details)
 
 
 def first_wrong_part(session, args: dict, command: str) -> Part | None:
@@ -123,14 +125,17 @@ def first_wrong_part(session, args: dict, command: str) -> Part | None:
     (None when every part agrees, when the problem has fewer than two parts, or when the learner's
     worker fails meanwhile). ``command`` is how the learner runs `grade`, for the hint."""
     problem = session.problem
-    if len(problem.parts()) < 2 or session.shared:
+    if len(problem.parts()) + len(problem.helpers()) < 2 or session.shared:
         return None
     calls, arrays = session.trusted.capture(args)
     for call in calls:
         try:
-            part = wrong_part(session, call, arrays, run_call(session, call, arrays))
+            reply = run_call(session, call, arrays)
         except WorkerFailure:
             return None
+        if call.get("function") and not reply.ok and reply.error["kind"] == "not_implemented":
+            continue  # a helper the learner's file does not use: its work is done elsewhere
+        part = wrong_part(session, call, arrays, reply)
         if part is not None:
             hint = f"Check this part alone: {command} {problem.slug} --part {call['cls']}"
             return Part(part.path, part.message + " Every part that runs before it agrees.", part.details + [hint])

@@ -199,6 +199,21 @@ class Problem:
                         for b in node.bases)]
         return self._modules["parts"]
 
+    def helpers(self) -> list[str]:
+        """The functions beside the entry that the stub asks the learner to write (a TODO body that raises
+        NotImplementedError, as the bucketing in the attention katas), in the stub's order: parts too, whose
+        calls in the reference's forward pass the first wrong part replays on the learner's function."""
+        if "helpers" not in self._modules:
+            try:
+                tree = ast.parse(self.stub.read_text())
+            except (OSError, SyntaxError, ValueError):
+                tree = ast.Module(body=[], type_ignores=[])
+            self._modules["helpers"] = [
+                node.name for node in tree.body if isinstance(node, ast.FunctionDef) and node.name != self.slug
+                and not node.name.startswith("_") and any(isinstance(n, ast.Raise) and _raises_todo(n)
+                                                          for n in ast.walk(node))]
+        return self._modules["helpers"]
+
     def variants(self, kind: str) -> dict[str, Path]:
         """``kind`` is "pitfalls" or "alternatives": name -> module path, sorted by name. Pitfalls are the
         files under ``pitfalls/`` and the entries of ``pitfalls.toml``, each written out as a module."""
@@ -550,6 +565,12 @@ def _output_dtype(value) -> bool:
         return np.dtype(value).kind in "fiu"
     except TypeError:
         return False
+
+
+def _raises_todo(node: ast.Raise) -> bool:
+    """Whether ``node`` raises NotImplementedError: a stub's TODO."""
+    exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
 
 
 class _TomlReader:

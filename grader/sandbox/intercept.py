@@ -49,9 +49,10 @@ def _nested(flat: dict) -> dict:
 CAPTURES: dict = {}  # (entry, static arguments, shapes, classes) -> (the recording entry under jax.jit, its calls)
 
 
-def capture(fn, args: list, classes: list[str], which=False) -> tuple[dict, list]:
-    """Call ``fn(*args)``, recording the calls of the modules whose class is named in ``classes``, with
-    the parameters moved as ``which`` says (:mod:`grader.sandbox.moved`).
+def capture(fn, args: list, classes: list[str], which=False, functions: list[str] = ()) -> tuple[dict, list]:
+    """Call ``fn(*args)``, recording the calls of the modules whose class is named in ``classes`` and of the
+    functions of ``fn``'s module named in ``functions`` (each an entry with ``"function": true``, its path
+    its name), with the parameters moved as ``which`` says (:mod:`grader.sandbox.moved`).
 
     It runs under ``jax.jit`` (eagerly, every operation of a new shape compiles on its own, which takes
     seconds for a small model): what is recorded while tracing is returned as the traced function's
@@ -68,7 +69,7 @@ def capture(fn, args: list, classes: list[str], which=False) -> tuple[dict, list
     static = tuple(i for i, a in enumerate(args) if not hasattr(a, "shape"))
     dynamic = [a for i, a in enumerate(args) if i not in static]
     key = (fn, tuple(repr(args[i]) for i in static), tuple((np.shape(a), np.result_type(a).name) for a in dynamic),
-           tuple(classes), repr(which))
+           tuple(classes), repr(which), tuple(functions))
     if key not in CAPTURES:
         calls: list[dict] = []
 
@@ -89,8 +90,25 @@ def capture(fn, args: list, classes: list[str], which=False) -> tuple[dict, list
                     del values[size:]
                 return out
 
-            with nn.intercept_methods(record), moved.moving(which):
-                fn(*merge(args, static, dynamic))
+            originals = {name: fn.__globals__[name] for name in functions if callable(fn.__globals__.get(name))}
+
+            def recording(name: str, original):
+                def call(*call_args, **call_kwargs):
+                    out = original(*call_args, **call_kwargs)
+                    size = len(values)
+                    try:
+                        calls.append(_function_entry(name, original, call_args, call_kwargs, out, values))
+                    except Unsupported:
+                        del values[size:]
+                    return out
+                return call
+
+            fn.__globals__.update({name: recording(name, f) for name, f in originals.items()})
+            try:
+                with nn.intercept_methods(record), moved.moving(which):
+                    fn(*merge(args, static, dynamic))
+            finally:
+                fn.__globals__.update(originals)
             return values
 
         CAPTURES[key] = (jax.jit(traced), calls)
@@ -118,6 +136,20 @@ def _entry(module, call_args, call_kwargs, out, values: list) -> dict:
     return entry
 
 
+def _function_entry(name: str, function, call_args, call_kwargs, out, values: list) -> dict:
+    try:
+        names = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        names = []
+    entry = {"path": name, "cls": name, "function": True, "fields": {}, "names": names[:len(call_args)],
+             "args": [_encode(a, values) for a in call_args],
+             "kwargs": {k: _encode(v, values) for k, v in call_kwargs.items()},
+             "variables": {}, "output": _encode(out, values)}
+    if "array" not in entry["output"]:
+        raise Unsupported("an output that is not an array")
+    return entry
+
+
 JITTED: dict = {}  # (class, attributes, static arguments) -> the part's apply under jax.jit
 
 
@@ -130,9 +162,14 @@ def run_part(module, header: dict, arrays) -> object:
     import flax.linen as nn
 
     cls = getattr(module, header["cls"], None)
-    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
+    if header.get("function"):
+        if not callable(cls) or isinstance(cls, type):
+            raise TypeError(f"your file defines no function named {header['cls']}")
+        part = _Function(cls)
+    elif not (isinstance(cls, type) and issubclass(cls, nn.Module)):
         raise TypeError(f"your file defines no Flax module class named {header['cls']}")
-    part = cls(**header["fields"])
+    else:
+        part = cls(**header["fields"])
     variables = _nested({path: arrays[v["array"]] for path, v in header["variables"].items()})
     encoded = list(header["args"]) + list(header["kwargs"].values())
     names = list(header["kwargs"])
@@ -154,3 +191,13 @@ def run_part(module, header: dict, arrays) -> object:
         return JITTED[key](variables, *dynamic)
     except Exception:  # noqa: BLE001  (code that does not trace runs eagerly: an error then is its own)
         return apply(variables, *dynamic)
+
+
+class _Function:
+    """A helper function of the graded file applied like a part: no variables."""
+
+    def __init__(self, function):
+        self.function = function
+
+    def apply(self, variables, *args, **kwargs):
+        return self.function(*args, **kwargs)

@@ -20,7 +20,8 @@ from grader.sandbox.pool import WorkerFailure
 from grader.sandbox.protocol import Reply, Result
 
 ATOL, RTOL = 1e-6, 1e-5
-PROBLEM = SimpleNamespace(slug="tiny_model", atol=ATOL, rtol=RTOL, parts=lambda: ["Scale", "Block", "Model"])
+PROBLEM = SimpleNamespace(slug="tiny_model", atol=ATOL, rtol=RTOL, parts=lambda: ["Scale", "Block", "Model"],
+                          helpers=lambda: [])
 
 
 def array_reply(out) -> Reply:
@@ -163,7 +164,8 @@ def test_run_call_sends_only_the_arrays_the_call_reads_renumbered():
     assert session.events == ["request"]
     (header, sent), = session.requests
     assert [a is b for a, b in zip(sent, (arrays[1], arrays[3], arrays[4]))] == [True] * 3 and len(sent) == 3
-    assert header == {"op": "part", "key": "learner-key", "cls": "Block", "fields": {"scale": 0.5},
+    assert header == {"op": "part", "key": "learner-key", "cls": "Block", "function": False,
+                      "fields": {"scale": 0.5},
                       "args": [{"array": 2}, {"value": 2}], "kwargs": {"mask": {"array": 0}},
                       "variables": {"params/w": {"array": 1}}, "max_bytes": 16 * 6 + 4096}
 
@@ -293,6 +295,37 @@ def test_a_wrong_wiring_of_right_parts_is_the_top_level_module():
 
     part = parts.first_wrong_part(FakeSession(answer), {"x": X}, "grade")
     assert part.path == "" and part.message.startswith("your Model,")
+
+
+# A helper function the stub asks for (the bucketing in the attention katas) is a part too: its recorded call
+# (``function``: no variables) finishes before the module that calls it.
+HELPER_CALL = {"path": "offsets", "cls": "offsets", "function": True, "fields": {}, "names": ["x"],
+               "args": [{"array": 0}], "kwargs": {}, "variables": {}, "output": {"array": 0}}
+ONE_CLASS = SimpleNamespace(**{**vars(PROBLEM), "parts": lambda: ["Model"], "helpers": lambda: ["offsets"]})
+
+
+def helper_then(answer_helper, answer_rest):
+    def answer(header, arrays):
+        return answer_helper(header, arrays) if header["function"] else answer_rest(header, arrays)
+    return answer
+
+
+def test_a_wrong_helper_function_is_named_first_and_said_to_run_on_no_parameters():
+    session = FakeSession(helper_then(lambda h, a: array_reply(a[0] + 1), learner(shift=2.0)), problem=ONE_CLASS,
+                          calls=[HELPER_CALL] + CALLS)
+    part = parts.first_wrong_part(session, {"x": X}, "grade")
+    assert part.path == "offsets" and part.message.startswith("your offsets, run alone on the inputs the "
+                                                              "reference gave it (x (2, 3) float32): ")
+    assert part.details[-1] == "Check this part alone: grade tiny_model --part offsets"
+    assert session.requests[0][0]["function"] is True and session.requests[0][0]["variables"] == {}
+
+
+def test_a_helper_the_learner_left_unwritten_is_passed_over_not_named():
+    # The learner computed the offsets inside a module and left the stub's helper raising NotImplementedError.
+    session = FakeSession(helper_then(lambda h, a: error_reply("not_implemented", "NotImplementedError", ""),
+                                      learner(shift=2.0)), problem=ONE_CLASS, calls=[HELPER_CALL] + CALLS)
+    part = parts.first_wrong_part(session, {"x": X}, "grade")
+    assert part.path == "block_0" and [h["cls"] for h, _ in session.requests] == ["offsets", "Scale", "Block"]
 
 
 @pytest.mark.parametrize("session", [

@@ -27,7 +27,8 @@ MINI_T5_SAMPLE = {"strict_causal_mask", "no_ffn_residual", "mask_after_softmax",
 T5_ATTENTION_SAMPLE = {"correct_hf_style", "bias_transposed_with_dot_T", "bias_indexed_with_batch_axis",
                        "upper_half_for_earlier_keys", "log_bucket_not_capped", "causal_mask_triu"}
 T5_FORWARD_SAMPLE = {"correct_numpy_helpers", "bias_only_where_table", "cross_attention_over_decoder_stream"}
-T5_RELATIVE_BIAS_SAMPLE = {"correct_python_loops", "queries_aligned_to_last_key", "log_buckets_unbounded_indexed"}
+T5_RELATIVE_BIAS_SAMPLE = {"correct_python_loops", "queries_aligned_to_last_key", "log_buckets_unbounded_indexed",
+                           "rounded_log_position"}
 SHAW_SAMPLE = {"subtract_outer_query_minus_key", "clip_upper_bound_k_minus_one"}
 TRANSFORMER_XL_SAMPLE = {"biases_swapped", "cos_in_even_columns"}
 
@@ -83,6 +84,18 @@ def test_one_part_is_graded_alone_whatever_the_rest_does(grade_json, grade):
     assert code == 2 and "RMSNorm, MultiHeadAttention" in err
     code, _, err = grade("t5_relative_pos", "--part", "RMSNorm")
     assert code == 2 and "no parts" in err
+
+
+def test_a_helper_function_is_a_part_of_its_own(grade_json):
+    # The bucketing rounds the log position where it should floor it; the module's lookup is right.
+    path = CORPUS / "t5_relative_bias" / "rounded_log_position.py"
+    code, report = grade_json("t5_relative_bias", "--file", path, "--part", "relative_position_bucket")
+    assert (code, report["status"]) == (1, "fail")
+    assert report["first_wrong_part"]["path"] == "relative_position_bucket"
+    assert "run alone on the inputs the reference gave it" in report["first_wrong_part"]["message"]
+    path = CORPUS / "t5_relative_bias" / "lookup_reshaped_to_heads.py"  # right buckets, a wrong lookup
+    code, report = grade_json("t5_relative_bias", "--file", path, "--part", "relative_position_bucket")
+    assert (code, report["status"]) == (0, "pass"), report["message"]
 
 
 def test_an_extra_parameter_fails_on_the_tree_and_once_moved_in_the_outputs(grade_json):

@@ -1,0 +1,33 @@
+"""What the statements and hints tell a learner to run is what the grader runs: every `--part NAME` they
+name is a part of that problem (a module class or a helper function its stub asks for)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import ROOT
+from grader.problem import problems
+
+SLUGS = sorted(p.parent.name for p in (ROOT / "problems").glob("*/problem.toml"))
+PART = re.compile(r"--part\s+`?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_part_a_statement_or_hint_names_is_one(slug):
+    problem = problems.load(ROOT, slug)
+    named = set()
+    for name in ("README.md", "hints.toml"):
+        path = problem.folder / name
+        if path.is_file():
+            named |= set(PART.findall(path.read_text()))
+    named -= {"NAME"}  # the option's own placeholder
+    assert named <= set(problem.parts() + problem.helpers()), (slug, named - set(problem.parts() + problem.helpers()))
+
+
+def test_the_helpers_are_the_functions_the_stub_asks_for():
+    assert problems.load(ROOT, "t5_attention").helpers() == ["relative_position_bucket"]
+    assert problems.load(ROOT, "t5_relative_bias").helpers() == ["relative_position_bucket"]
+    assert problems.load(ROOT, "t5_forward").helpers() == []  # given complete: nothing to write there
+    assert problems.load(ROOT, "t5_relative_pos").helpers() == []  # the entry itself is no helper
