@@ -40,7 +40,8 @@ from grader.sandbox import moved, protocol
 from grader.sandbox.trees import merge
 
 STATE: dict = {}  # key -> {"fn", "path", "module", "jitted": {how moved: the entry under jax.jit}, "jit_error",
-#                             "moves": whether the problem moves parameters}
+#                             "moves": whether the problem moves parameters,
+#                             "costs": {a program (traced_key): the seconds of its first call, compiling included}}
 QUEUED: list = []  # requests that arrived during a batch, answered after it
 
 
@@ -120,7 +121,7 @@ def load(header: dict, arrays) -> tuple[dict, list]:
                                        "file": path, "line": fn.__code__.co_firstlineno
                                        if hasattr(fn, "__code__") else None, "traceback": ""}}, []
     STATE[header["key"]] = {"fn": fn, "path": path, "module": module, "jitted": {}, "jit_error": None,
-                            "moves": bool(header.get("moves"))}
+                            "moves": bool(header.get("moves")), "costs": {}}
     return {"ok": True}, []
 
 
@@ -184,6 +185,17 @@ def jitted(state: dict, static: tuple[int, ...], which):
     return compiled
 
 
+def traced_key(args: list, static: tuple[int, ...], which) -> tuple:
+    """What one program of :func:`jitted` serves: the static arguments, the arrays' shapes and dtypes, and
+    how the parameters are moved (all or none being one program)."""
+    import numpy as np
+
+    arrays = [a for i, a in enumerate(args) if i not in static]
+    return (tuple(repr(args[i]) for i in static),
+            tuple((np.shape(a), str(getattr(a, "dtype", type(a).__name__))) for a in arrays),
+            "all or none" if isinstance(which, bool) else tuple(which))
+
+
 def call(header: dict, arrays) -> tuple[dict, list]:
     import jax
 
@@ -199,6 +211,7 @@ def call(header: dict, arrays) -> tuple[dict, list]:
             try:
                 out = jax.block_until_ready(jitted(state, static, which)(*args))
                 jit_used = True
+                state["costs"].setdefault(traced_key(args, static, which), time.perf_counter() - start)
             except NotImplementedError:
                 raise
             except Exception as exc:  # noqa: BLE001  (any failure to trace falls back to eager)
@@ -235,11 +248,13 @@ def cancelled(req_fd: int) -> bool:
 def batch(header: dict, arrays, stop=lambda: False):
     """Answer several calls, one reply each, in order.
 
-    The first call runs on its own. If it was cheap (a small function, whose cost is mostly XLA's fixed
-    cost per compilation), the others are traced into one program and compiled once, which costs far
-    less than a compilation each; tracing a large model that way grows faster than linearly, so
-    expensive calls stay one by one. If tracing them together fails for any reason, each call runs on
-    its own (and a call that raises gets its own error reply).
+    The first call runs on its own. If its program was cheap to compile (a small function, whose cost is
+    mostly XLA's fixed cost per compilation), the others are traced into one program and compiled once,
+    which costs far less than a compilation each; tracing a large model that way grows faster than
+    linearly, so expensive calls stay one by one. What a program cost is what its first call here took:
+    a first call whose program this worker compiled earlier (a later batch of the same run) takes
+    milliseconds and says nothing of the others'. If tracing them together fails for any reason, each
+    call runs on its own (and a call that raises gets its own error reply).
     """
     import jax
 
@@ -254,7 +269,10 @@ def batch(header: dict, arrays, stop=lambda: False):
         yield {"op": "cancelled"}, []
         return
     outs = None
-    cheap = first.get("ok") and first.get("jit", {}).get("used") and first["seconds"] < BATCH_BELOW_SECONDS
+    first_args, first_static = decode_args(header["calls"][0], arrays)
+    cost = state["costs"].get(traced_key(first_args, first_static, header["calls"][0].get("moved", False)),
+                              first.get("seconds", 0.0))
+    cheap = first.get("ok") and first.get("jit", {}).get("used") and cost < BATCH_BELOW_SECONDS
     if cheap and len(calls) > 1:
         decoded = [decode_args(c, arrays) for c in calls]
         dynamic = [[a for i, a in enumerate(args) if i not in static] for args, static in decoded]
