@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.core import kinds
+from grader.core.compare import same_values
 from grader.explain import parts, relations
 from grader.explain.dependence import dependence
 from grader.grading.engine import UNSEEN_PARAMETERS, Session
@@ -122,7 +123,44 @@ def relation(session: Session, outcome: Outcome) -> Diagnosis | None:
     c = outcome.comparison
     if c is None or c.actual is None or c.stage not in ("finite", "values"):
         return None
-    return diagnose(session, outcome.args, c.expected, c.actual)
+    return diagnose(session, outcome.args, c.expected, c.actual) or factor_elsewhere(session, outcome)
+
+
+FACTOR_TRIES = 8  # other failing outputs a constant factor is looked for on
+
+
+def factor_elsewhere(session: Session, outcome: Outcome) -> Diagnosis | None:
+    """A constant factor the failing output cannot show alone (its rows copies of one another, as a shrunk
+    model input of one repeated token gives: a per-row quantity would fit as well), shown by another failing
+    output of the run whose non-array arguments are the failing input's: the factor found there must hold
+    on the failing output too, value for value."""
+    problem, trusted = session.problem, session.trusted
+    if problem.exact:
+        return None
+    plain = {name: value for name, value in outcome.args.items() if not hasattr(value, "shape")}
+    failing = trusted.digest(outcome.args)
+    e0, a0 = (np.asarray(x, np.float64).reshape(-1) for x in (outcome.comparison.expected, outcome.comparison.actual))
+    tries = 0
+    for args, actual in session.seen:
+        if {n: v for n, v in args.items() if not hasattr(v, "shape")} != plain or trusted.digest(args) == failing:
+            continue
+        expected = trusted.cached("reference", args)
+        if expected is None or expected.size != actual.size or trusted.agrees(args, expected, actual):
+            continue
+        shape = problem.natural_shape(args)
+        found = diagnose(session, args, expected.reshape(shape), actual.reshape(shape))
+        tries += 1
+        if found is not None and found.id == "constant_factor":
+            e, a = expected.astype(np.float64), actual.astype(np.float64)
+            factor = float(e @ a / (e @ e))
+            if same_values(factor * e0, a0, problem.rtol, problem.atol).all():
+                return Diagnosis("constant_factor", found.message + " (Seen on another failing input with the "
+                                 "same sizes, whose rows differ from one another; the input shown gives the same "
+                                 "factor.)")
+            return None
+        if tries >= FACTOR_TRIES:
+            return None
+    return None
 
 
 def diagnose(session: Session, args: dict, expected: np.ndarray, actual: np.ndarray) -> Diagnosis | None:

@@ -95,6 +95,8 @@ def capture(fn, args: list, classes: list[str], which=False, functions: list[str
             def recording(name: str, original):
                 def call(*call_args, **call_kwargs):
                     out = original(*call_args, **call_kwargs)
+                    if _initializing():  # a call made while init traces the model, as the modules' are skipped
+                        return out
                     size = len(values)
                     try:
                         calls.append(_function_entry(name, original, call_args, call_kwargs, out, values))
@@ -121,30 +123,39 @@ def _entry(module, call_args, call_kwargs, out, values: list) -> dict:
     fields = {f.name: getattr(module, f.name) for f in dataclasses.fields(module) if f.name not in ("parent", "name")}
     if not all(isinstance(v, SCALARS) for v in fields.values()):
         raise Unsupported("a module attribute")
-    try:
-        names = list(inspect.signature(type(module).__call__).parameters)[1:]
-    except (TypeError, ValueError):
-        names = []
-    entry = {"path": "/".join(module.path), "cls": type(module).__name__, "fields": fields,
-             "names": names[:len(call_args)],
-             "args": [_encode(a, values) for a in call_args],
-             "kwargs": {k: _encode(v, values) for k, v in call_kwargs.items()},
-             "variables": {path: _encode(v, values) for path, v in flat_tree(module.variables).items()},
-             "output": _encode(out, values)}
-    if "array" not in entry["output"]:
-        raise Unsupported("an output that is not an array")
-    return entry
+    return _recorded({"path": "/".join(module.path), "cls": type(module).__name__, "fields": fields},
+                     _parameter_names(type(module).__call__)[1:], call_args, call_kwargs, flat_tree(module.variables),
+                     out, values)
+
+
+def _initializing() -> bool:
+    """Whether the innermost Flax module running now is being initialised (Flax's own context, read as its
+    pinned release keeps it; outside any module, not)."""
+    from flax.linen.module import _context
+
+    stack = _context.module_stack
+    return bool(stack) and stack[-1] is not None and stack[-1].is_initializing()
 
 
 def _function_entry(name: str, function, call_args, call_kwargs, out, values: list) -> dict:
+    return _recorded({"path": name, "cls": name, "function": True, "fields": {}}, _parameter_names(function),
+                     call_args, call_kwargs, {}, out, values)
+
+
+def _parameter_names(function) -> list[str]:
     try:
-        names = list(inspect.signature(function).parameters)
+        return list(inspect.signature(function).parameters)
     except (TypeError, ValueError):
-        names = []
-    entry = {"path": name, "cls": name, "function": True, "fields": {}, "names": names[:len(call_args)],
-             "args": [_encode(a, values) for a in call_args],
+        return []
+
+
+def _recorded(entry: dict, names: list[str], call_args, call_kwargs, variables: dict, out, values: list) -> dict:
+    """``entry`` (what was called) with the call's arguments, variables and output, their arrays appended to
+    ``values``; Unsupported where the output is not an array."""
+    entry = {**entry, "names": names[:len(call_args)], "args": [_encode(a, values) for a in call_args],
              "kwargs": {k: _encode(v, values) for k, v in call_kwargs.items()},
-             "variables": {}, "output": _encode(out, values)}
+             "variables": {path: _encode(v, values) for path, v in variables.items()},
+             "output": _encode(out, values)}
     if "array" not in entry["output"]:
         raise Unsupported("an output that is not an array")
     return entry

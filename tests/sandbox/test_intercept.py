@@ -278,3 +278,43 @@ def test_what_the_class_raises_comes_through(recorded):
 def test_a_file_without_that_flax_class_is_told_so(recorded, learner):
     with pytest.raises(TypeError, match="your file defines no Flax module class named Block"):
         intercept.run_part(learner, by_path(recorded[0])["block_0"], recorded[1])
+
+
+# -------------------------------------------------------------------------------------- helper functions
+
+
+def offsets(length, flip=False):
+    """A helper of the kind a stub asks for beside its modules: called by a module, by its global name."""
+    pos = jnp.arange(length)
+    return pos[:, None] - pos[None, :] if flip else pos[None, :] - pos[:, None]
+
+
+class Biased(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        table = self.param("table", nn.initializers.normal(1.0), (2 * x.shape[0],))
+        return x + table[offsets(x.shape[0]) + x.shape[0]].sum(axis=1, keepdims=True)
+
+
+def biased(seed, x):
+    model = Biased()
+    return model.apply(model.init(jax.random.PRNGKey(seed), x), x)
+
+
+def test_a_helper_function_is_recorded_before_the_module_that_calls_it_and_put_back_after():
+    original = offsets
+    reply, payloads = intercept.capture(biased, [0, X], ["Biased"], functions=["offsets"])
+    calls, arrays = reply["calls"], decoded(reply, payloads)
+    assert [(c["path"], c["cls"], c.get("function", False)) for c in calls] == [
+        ("offsets", "offsets", True), ("", "Biased", False)]
+    helper = calls[0]
+    assert helper["args"] == [{"value": 3}] and helper["variables"] == {} and helper["names"] == ["length"]
+    np.testing.assert_array_equal(arrays[helper["output"]["array"]], np.asarray(offsets(3)))
+    assert globals()["offsets"] is original  # the module's global is its own again
+    # Replayed alone on the graded file's function: a right one agrees, a flipped one does not.
+    right = intercept.run_part(SimpleNamespace(offsets=offsets), helper, arrays)
+    np.testing.assert_array_equal(np.asarray(right), np.asarray(offsets(3)))
+    wrong = intercept.run_part(SimpleNamespace(offsets=lambda n: offsets(n, flip=True)), helper, arrays)
+    assert not np.array_equal(np.asarray(wrong), np.asarray(offsets(3)))
+    with pytest.raises(TypeError, match="your file defines no function named offsets"):
+        intercept.run_part(SimpleNamespace(offsets=Biased), helper, arrays)
