@@ -166,6 +166,7 @@ class Session:
         if isinstance(answer, WorkerFailure):
             raise StopGrading(self.workers.failure_outcome(name, args, answer))
         if answer is None:  # a case outside the batch (shrinking), or one a failed batch left unanswered
+            self.workers.cancel()  # every batch: the cores are the shrinking's now
             self.workers.call(args)
         in_batch = expected is None and self.trusted.is_pending("reference", args)
         if expected is None and not in_batch and not self.shared:  # computed while the learner's call runs
@@ -228,7 +229,8 @@ class Session:
                 known[d] = out
         elif missing:
             self.workers.settle()
-            self.prefetch([a for _, a in missing], reference=False)  # (asked for by the caller, if needed)
+            # (Those a batch still brings, the second worker's from the grade, come from it.)
+            self.prefetch([a for d, a in missing if not self.workers.answer_due(d)], reference=False)
             for d, _ in missing:
                 try:
                     answer = self.workers.take(d)
@@ -514,7 +516,9 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
     try:
         bad = run_cases(session, verdict, named, replay, found)
         conclude(session, verdict, bad)
-        session.cancel_pending()
+        # The first worker is needed now; the second (on a re-grade) goes on answering the drawn inputs,
+        # which naming a mistake asks for next.
+        session.workers.cancel(only=session.workers.first)
         probe = bad.args if bad is not None and bad.args else next(iter([a for _, a in named] + session.drawn), None)
         # A trusted module's tree is only asked for where it could change the verdict (`grade check`
         # shows no more of a failing variant than its failure and its name).

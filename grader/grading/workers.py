@@ -171,9 +171,12 @@ class LearnerWorkers:
         """Ask for the answers on ``unique`` (digest, args) in one batch, or (``split``) in two with no traced
         signature in common, the second on a second worker (see :meth:`take`)."""
         self.ready()
-        self.bound = reply_bound(self.problem, [a for _, a in unique])
-        # (Not after a replay's mark: what a second worker prints could not be told apart from its case's.)
-        split = split and bool(self.launch.zygote) and self.output_mark is None
+        self.cancel(only=self.first)  # (a batch the second worker still answers stays: see answers_due)
+        self.bound = max(self.bound, reply_bound(self.problem, [a for _, a in unique]))
+        # (Not after a replay's mark: what a second worker prints could not be told apart from its case's;
+        # nor while the second worker still answers an earlier batch: one batch at a time per worker.)
+        split = (split and bool(self.launch.zygote) and self.output_mark is None
+                 and not self._answering(self.second))
         parts = split_by_signature(self.problem, unique) if split else [unique]
         for i, part in enumerate(parts):
             worker, loading = self._second_worker() if i else (self.first, False)
@@ -192,6 +195,14 @@ class LearnerWorkers:
         self.second = Worker(self.launch.spec, self.launch.zygote)
         self.second.request(*self._load_request())
         return self.second, True
+
+    def _answering(self, worker: Worker | None) -> bool:
+        """Whether ``worker`` still owes answers to a batch."""
+        return worker is not None and any(f.worker is worker and f.pending for f in self.fetches)
+
+    def answer_due(self, digest: str) -> bool:
+        """Whether a batch still on its way holds the answer for the input of ``digest``."""
+        return any(digest in f.pending for f in self.fetches)
 
     def take(self, digest: str) -> Reply | WorkerFailure | None:
         """The answer for the input of ``digest``, received now if a batch has it on its way (answers before
@@ -248,10 +259,10 @@ class LearnerWorkers:
         fetch.worker.kill()
         fetch.pending = []
 
-    def cancel(self) -> None:
-        """Stop the rest of the batches; answers already on their way are kept."""
+    def cancel(self, only: Worker | None = None) -> None:
+        """Stop the rest of the batches (``only``'s, where given); answers already on their way are kept."""
         for fetch in self.fetches:
-            if not fetch.pending:
+            if not fetch.pending or only is not None and fetch.worker is not only:
                 continue
             # A second worker still loading the file is let finish (the batch that tells mistakes apart takes
             # it up again, where a new one would load and compile afresh); then its batch stops like any.
@@ -269,8 +280,9 @@ class LearnerWorkers:
     # -- single requests ---------------------------------------------------------------------------------
 
     def ask(self, header: dict, arrays: list = ()) -> None:
-        """Send one request to the first worker, once it is free: the batches stopped, a due reply taken."""
-        self.cancel()
+        """Send one request to the first worker, once it is free: its batch stopped, a due reply taken (the
+        second worker goes on with its own)."""
+        self.cancel(only=self.first)
         self.settle()
         self.first.request(header, list(arrays))
 
@@ -285,6 +297,7 @@ class LearnerWorkers:
         if self.shared:
             return
         self.ready()
+        self.cancel(only=self.first)
         arrays: list = []
         self.first.request({"op": "params", "values": True, "key": self.key,
                             "args": kinds.encode(self.problem.args, args, arrays)}, arrays)
@@ -331,6 +344,9 @@ class LearnerWorkers:
         :meth:`mark_output` made one)."""
         if self.shared:
             return ""
+        for worker in (self.first, self.second):
+            if self._answering(worker):  # busy: a request to quit would wait for its batch
+                worker.kill()
         self.first.close()
         printed = self.first.output.text()
         if self.output_mark is not None and self.output_mark in printed:

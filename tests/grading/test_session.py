@@ -452,6 +452,32 @@ def test_a_second_worker_that_cannot_load_is_dropped_on_cancel(session, spares):
     assert learner.ops()[-1] == "cancel"
 
 
+def test_the_second_worker_goes_on_with_its_batch_while_the_first_is_needed_and_answers_take_from_it(session,
+                                                                                                      spares):
+    learner, second = FakeWorker(), FakeWorker()
+    spares.append(second)
+    s = session(learner, kept=CASES, zygote=object())
+    s.prefetch(CASES)  # CASES[0] and [2] to the first, [1] and [3] to the second
+    s.evaluate("case", CASES[0])
+    s.workers.cancel(only=s.workers.first)  # as grade does once a case fails: the first worker is asked next
+    assert learner.ops()[-1] == "cancel" and "cancel" not in second.ops()
+    got = s.answers(CASES)
+    assert all(g is not None for g in got)
+    assert second.batches() == [[CASES[1], CASES[3]]]  # its answers came from the batch it had: none asked again
+    assert learner.batches()[-1] == [CASES[2]] and second.ops().count("load") == 1
+
+
+def test_a_worker_still_answering_a_batch_is_killed_at_the_end_not_asked_to_quit(session, spares):
+    learner, second = FakeWorker(), FakeWorker()
+    spares.append(second)
+    s = session(learner, kept=CASES, zygote=object())
+    s.prefetch(CASES)
+    s.evaluate("case", CASES[0])
+    s.workers.cancel(only=s.workers.first)
+    s.close()
+    assert second.killed and not learner.killed and learner.closed
+
+
 # -- a second worker -------------------------------------------------------------------------------------
 
 
