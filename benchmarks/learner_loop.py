@@ -38,6 +38,14 @@ WRONG = {
     "mini_t5_forward": ("tests/submissions/mini_t5_forward/no_ffn_residual.py",
                         "tests/submissions/mini_t5_forward/mask_sense_inverted.py"),
     "t5_forward": ("solutions/t5_forward/pitfalls.toml:scaled_attention", "solutions/t5_forward/pitfalls.toml:no_rescale"),
+    "t5_causal_relative_pos": ("solutions/t5_causal_relative_pos/pitfalls.toml:bidirectional_rule",
+                               "solutions/t5_causal_relative_pos/pitfalls.toml:halved_without_boost"),
+    "t5_relative_bias": ("solutions/t5_relative_bias/pitfalls.toml:swapped_direction",
+                         "tests/submissions/t5_relative_bias/rounded_log_position.py"),
+    "rel_shift": ("solutions/rel_shift/pitfalls.toml:source_chapter_shift",
+                  "solutions/rel_shift/pitfalls.toml:reversed_direction"),
+    "transformer_xl_attention": ("solutions/transformer_xl_attention/pitfalls.toml:distance_key_minus_query",
+                                 "tests/submissions/transformer_xl_attention/heads_split_interleaved.py"),
 }
 
 
