@@ -171,7 +171,7 @@ class LearnerWorkers:
         """Ask for the answers on ``unique`` (digest, args) in one batch, or (``split``) in two with no traced
         signature in common, the second on a second worker (see :meth:`take`)."""
         self.ready()
-        self.cancel(only=self.first)  # (a batch the second worker still answers stays: see answers_due)
+        self.cancel(only=self.first)  # (a batch the second worker still answers stays: see answer_due)
         self.bound = max(self.bound, reply_bound(self.problem, [a for _, a in unique]))
         # (Not after a replay's mark: what a second worker prints could not be told apart from its case's;
         # nor while the second worker still answers an earlier batch: one batch at a time per worker.)
