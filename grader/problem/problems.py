@@ -189,12 +189,8 @@ class Problem:
         """The Flax module classes the stub asks the learner to write, in the stub's order (read without
         importing it): the parts of a model that can be checked, and graded, one at a time."""
         if "parts" not in self._modules:
-            try:
-                tree = ast.parse(self.stub.read_text())
-            except (OSError, SyntaxError, ValueError):
-                tree = ast.Module(body=[], type_ignores=[])
             self._modules["parts"] = [
-                node.name for node in tree.body if isinstance(node, ast.ClassDef)
+                node.name for node in self._stub_tree().body if isinstance(node, ast.ClassDef)
                 and any((b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", None)) == "Module"
                         for b in node.bases)]
         return self._modules["parts"]
@@ -204,15 +200,21 @@ class Problem:
         NotImplementedError, as the bucketing in the attention katas), in the stub's order: parts too, whose
         calls in the reference's forward pass the first wrong part replays on the learner's function."""
         if "helpers" not in self._modules:
-            try:
-                tree = ast.parse(self.stub.read_text())
-            except (OSError, SyntaxError, ValueError):
-                tree = ast.Module(body=[], type_ignores=[])
             self._modules["helpers"] = [
-                node.name for node in tree.body if isinstance(node, ast.FunctionDef) and node.name != self.slug
+                node.name for node in self._stub_tree().body if isinstance(node, ast.FunctionDef)
+                and node.name != self.slug
                 and not node.name.startswith("_") and any(isinstance(n, ast.Raise) and _raises_todo(n)
                                                           for n in ast.walk(node))]
         return self._modules["helpers"]
+
+    def _stub_tree(self) -> ast.Module:
+        """The stub, parsed (not imported); an empty module where it does not read."""
+        if "stub tree" not in self._modules:
+            try:
+                self._modules["stub tree"] = ast.parse(self.stub.read_text())
+            except (OSError, SyntaxError, ValueError):
+                self._modules["stub tree"] = ast.Module(body=[], type_ignores=[])
+        return self._modules["stub tree"]
 
     def variants(self, kind: str) -> dict[str, Path]:
         """``kind`` is "pitfalls" or "alternatives": name -> module path, sorted by name. Pitfalls are the

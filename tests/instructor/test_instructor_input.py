@@ -103,6 +103,11 @@ TOML_MISTAKES = [
     ("an unknown key", "call_seconds = 20", "call_seconds = 20\ncall_second = 20", "limits.call_second"),
     ("an unknown top-level table", "[hypothesis]", "[hypothesis]\nmax_examples = 20\n[hypotheses]", "hypotheses"),
     ("an unknown key in an example", 'name = "rank-1 input"', 'name = "rank-1 input"\nexpect = [1.0]', "examples[2].expect"),
+    ("positions naming an argument that is no array", "order = 40", "order = 40\npositions = { eps = 0 }",
+     "positions.eps"),
+    ("positions naming no argument", "order = 40", "order = 40\npositions = { y = 0 }", "positions.y"),
+    ("a position axis that is negative", "order = 40", "order = 40\npositions = { x = -1 }", "positions.x"),
+    ("positions that are no table", "order = 40", "order = 40\npositions = 0", "positions"),
 ]
 
 

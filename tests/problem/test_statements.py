@@ -31,3 +31,11 @@ def test_the_helpers_are_the_functions_the_stub_asks_for():
     assert problems.load(ROOT, "t5_relative_bias").helpers() == ["relative_position_bucket"]
     assert problems.load(ROOT, "t5_forward").helpers() == []  # given complete: nothing to write there
     assert problems.load(ROOT, "t5_relative_pos").helpers() == []  # the entry itself is no helper
+
+
+def test_the_attention_layers_and_the_models_name_the_positions_of_their_rows():
+    for slug in ("t5_attention", "shaw_relative_attention", "transformer_xl_attention"):
+        assert problems.load(ROOT, slug).positions == {"x": 0}
+    for slug in ("mini_t5_forward", "t5_forward"):
+        assert problems.load(ROOT, slug).positions == {"x_dec_ids": 0}
+    assert problems.load(ROOT, "rmsnorm").positions == {}  # rows independent of each other: nothing to check
