@@ -130,7 +130,8 @@ python3 -m venv .venv && .venv/bin/pip install -q -c requirements.lock -e . && .
 (`problems/<problem>/recorded.npz`): the same fixed examples and generated inputs, the same verdicts and
 named mistakes. Where the full project shrinks a failing generated input to the smallest one that still
 fails, a handout shows the smallest failing input from a recorded pool of small inputs. Grading one part
-of a model alone (`--part`) needs the full project.
+of a model alone (`--part`), the report's first wrong part and its check of which input positions each
+output row follows need the full project: they run the reference on inputs nobody recorded.
 
 Problems: {slugs}
 """
