@@ -65,7 +65,7 @@ def dependence(session, outcome: Outcome) -> Diagnosis | None:  # (session: grad
     references = trusted.outputs("reference", cases)
     if any(a is None or r is None for a, r in zip(answers, references)):
         return None
-    expected = trusted.output("reference", args).reshape(shape)
+    expected = outcome.comparison.expected.reshape(shape)
     actual = outcome.actual.reshape(shape)
     said = []
     for name in problem.positions:

@@ -293,14 +293,12 @@ class LearnerWorkers:
     def ask_values(self, args: dict) -> None:
         """Start the first worker finding the initial values of its parameters on ``args``; its reply stays
         due (any other request first takes it: :meth:`settle`) until :meth:`take_values`."""
-        self.settle()
         if self.shared:
             return
         self.ready()
-        self.cancel(only=self.first)
         arrays: list = []
-        self.first.request({"op": "params", "values": True, "key": self.key,
-                            "args": kinds.encode(self.problem.args, args, arrays)}, arrays)
+        self.ask({"op": "params", "values": True, "key": self.key,
+                  "args": kinds.encode(self.problem.args, args, arrays)}, arrays)
         self.due_bound = VALUES_BYTES
 
     def bound_values(self, reference: dict) -> None:

@@ -27,7 +27,7 @@ class FakeSession:
         digest = lambda args: kinds.args_digest({"causal": "bool", "x": "array:float32"}, args)  # noqa: E731
         self.asked: list = []
         self.trusted = SimpleNamespace(
-            recorded=False, prefetch=lambda key, cases: None, output=lambda key, args: reference(args).reshape(-1),
+            recorded=False, prefetch=lambda key, cases: None,
             outputs=lambda key, cases: [reference(a).reshape(-1) for a in cases], digest=digest)
         self.learner = learner
 
@@ -38,7 +38,8 @@ class FakeSession:
 
 def diagnosed(learner, **kw):
     session = FakeSession(learner, **kw)
-    outcome = Outcome("case", ARGS, Status.FAIL, "differs", comparison=SimpleNamespace(), actual=learner(ARGS))
+    outcome = Outcome("case", ARGS, Status.FAIL, "differs", comparison=SimpleNamespace(expected=causal_sum(ARGS)),
+                      actual=learner(ARGS))
     return dependence(session, outcome), session
 
 
@@ -83,6 +84,6 @@ def test_changing_a_position_moves_floats_by_one_and_token_ids_to_another_valid_
 def test_a_handout_whose_record_has_no_answer_on_the_changed_inputs_runs_nothing():
     session = FakeSession(lambda args: np.cumsum(args["x"][::-1], axis=0)[::-1])
     session.trusted.recorded = True
-    outcome = Outcome("case", ARGS, Status.FAIL, "differs", comparison=SimpleNamespace(),
+    outcome = Outcome("case", ARGS, Status.FAIL, "differs", comparison=SimpleNamespace(expected=causal_sum(ARGS)),
                       actual=session.learner(ARGS))
     assert dependence(session, outcome) is None and session.asked == []
