@@ -115,7 +115,7 @@ def check_part(problem: problems.Problem, args: argparse.Namespace) -> None:
     if problem.handout:
         raise problems.UsageError("--part needs the full checkout: a handout does not carry the "
                                   "reference's modules to run the part on")
-    names = problem.parts() + problem.helpers()
+    names = problem.part_names()
     if args.part not in names:
         import difflib
 

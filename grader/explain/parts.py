@@ -1,6 +1,8 @@
 """The parts of a model: the first one that is wrong, and grading one alone (`grade <problem> --part NAME`).
 
-A problem whose stub asks for Flax module classes has parts (:meth:`grader.problem.problems.Problem.parts`). The
+A problem whose stub asks for Flax module classes has parts (:meth:`grader.problem.problems.Problem.parts`), and
+so do the methods of those classes that the stub asks for (a layer's steps: its scores, its weights) and the
+helper functions beside them (:meth:`~grader.problem.problems.Problem.part_names`). The
 reference's forward pass is recorded in the trusted worker: every call of a part, with its path in the
 module tree, its attributes, variables, arguments and output (:mod:`grader.sandbox.intercept`). Then the
 learner's class of each recorded call runs alone, in the learner's worker, on those same variables and
@@ -48,6 +50,11 @@ def where(call: dict) -> str:
     return call["path"] or f"the top-level {call['cls']}"
 
 
+def part_name(call: dict) -> str:
+    """The name `grade --part` takes for what ``call`` called: a class, ``Class.method`` or a function."""
+    return f"{call['cls']}.{call['method']}" if call.get("method") else call["cls"]
+
+
 def run_call(session, call: dict, arrays: list):
     """The learner's class of ``call`` applied alone: its reply (its output, or what it raised)."""
     used = sorted({e["array"] for e in [*call["args"], *call["kwargs"].values(), *call["variables"].values()]
@@ -58,7 +65,8 @@ def run_call(session, call: dict, arrays: list):
         return {"array": index[encoded["array"]]} if "array" in encoded else encoded
 
     expected = arrays[call["output"]["array"]]
-    header = {"op": "part", "key": session.key, "cls": call["cls"], "function": bool(call.get("function")),
+    header = {"op": "part", "key": session.key, "cls": call["cls"], "method": call.get("method"),
+              "function": bool(call.get("function")),
               "fields": call["fields"],
               "args": [renumber(a) for a in call["args"]],
               "kwargs": {k: renumber(v) for k, v in call["kwargs"].items()},
@@ -116,7 +124,7 @@ def wrong_part(session, call: dict, arrays: list, reply) -> Part | None:
         return None
     sentence, details = found
     given = "on the inputs" if call.get("function") else "on the reference's parameters and on the inputs"
-    return Part(call["path"], f"your {call['cls']}, run alone {given} the reference gave it "
+    return Part(call["path"], f"your {part_name(call)}, run alone {given} the reference gave it "
                               f"({call_text(call, arrays)}): {sentence}.", details)
 
 
@@ -125,7 +133,7 @@ def first_wrong_part(session, args: dict, command: str) -> Part | None:
     (None when every part agrees, when the problem has fewer than two parts, or when the learner's
     worker fails meanwhile). ``command`` is how the learner runs `grade`, for the hint."""
     problem = session.problem
-    if len(problem.parts()) + len(problem.helpers()) < 2 or session.shared:
+    if len(problem.part_names()) < 2 or session.shared:
         return None
     calls, arrays = session.trusted.capture(args)
     for call in calls:
@@ -133,11 +141,12 @@ def first_wrong_part(session, args: dict, command: str) -> Part | None:
             reply = run_call(session, call, arrays)
         except WorkerFailure:
             return None
-        if call.get("function") and not reply.ok and reply.error["kind"] == "not_implemented":
-            continue  # a helper the learner's file does not use: its work is done elsewhere
+        if (call.get("function") or call.get("method")) and not reply.ok \
+                and reply.error["kind"] == "not_implemented":
+            continue  # a helper or a step the learner's file does not use: its work is done elsewhere
         part = wrong_part(session, call, arrays, reply)
         if part is not None:
-            hint = f"Check this part alone: {command} {problem.slug} --part {call['cls']}"
+            hint = f"Check this part alone: {command} {problem.slug} --part {part_name(call)}"
             return Part(part.path, part.message + " Every part that runs before it agrees.", part.details + [hint])
     return None
 
@@ -162,11 +171,12 @@ def grade_part(problem, learner_path, name: str, options, launch=None) -> Verdic
         for args in [ex.args for ex in problem.examples] + session.drawn:
             calls, arrays = session.trusted.capture(args)
             inputs_used += 1
-            for call in (c for c in calls if c["cls"] == name):
+            for call in (c for c in calls if part_name(c) == name):
                 reply = run_call(session, call, arrays)
                 if not reply.ok and reply.error["kind"] == "not_implemented" and not calls_checked:
                     verdict.status = Status.NOT_STARTED
-                    verdict.message = f"your {name} still raises NotImplementedError: fill in its TODO"
+                    verdict.message = (f"your {name} still raises NotImplementedError: fill in its TODO"
+                                       if not reply.error["message"] else reply.error["message"])
                     return verdict
                 calls_checked += 1
                 part = wrong_part(session, call, arrays, reply)

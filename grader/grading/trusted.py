@@ -414,7 +414,7 @@ class Trusted:
                 return calls, arrays
         arrays: list = []
         self.start().request({"op": "capture", "key": "reference", "classes": self.problem.parts(),
-                              "functions": self.problem.helpers(),
+                              "methods": self.problem.methods(), "functions": self.problem.helpers(),
                               "moved": kinds.moved(args), "args": kinds.encode(self.problem.args, args, arrays)},
                              arrays)
         reply = self._receive(LOAD_SECONDS, CAPTURE_BYTES, "calls")

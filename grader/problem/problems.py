@@ -207,6 +207,24 @@ class Problem:
                                                           for n in ast.walk(node))]
         return self._modules["helpers"]
 
+    def methods(self) -> list[str]:
+        """The methods of the stub's parts, other than ``__call__`` and ``setup``, that the stub asks the learner
+        to write (a TODO body that raises NotImplementedError), as ``Class.method`` in the stub's order: the
+        steps of one layer (its scores, its weights), parts too, so that a mistake inside a layer is pointed at
+        the step that holds it."""
+        if "methods" not in self._modules:
+            classes = [node for node in self._stub_tree().body
+                       if isinstance(node, ast.ClassDef) and node.name in self.parts()]
+            self._modules["methods"] = [
+                f"{cls.name}.{node.name}" for cls in classes for node in cls.body
+                if isinstance(node, ast.FunctionDef) and not node.name.startswith("_") and node.name != "setup"
+                and any(isinstance(n, ast.Raise) and _raises_todo(n) for n in ast.walk(node))]
+        return self._modules["methods"]
+
+    def part_names(self) -> list[str]:
+        """Every name `grade --part` takes: the module classes, their methods to write, the helper functions."""
+        return self.parts() + self.methods() + self.helpers()
+
     def _stub_tree(self) -> ast.Module:
         """The stub, parsed (not imported); an empty module where it does not read."""
         if "stub tree" not in self._modules:

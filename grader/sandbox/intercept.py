@@ -3,9 +3,9 @@ another's classes (the worker's half of "the first wrong part", :mod:`grader.exp
 
 ``capture`` runs an entry under Flax's method interceptor (inside ``jax.jit``) and records, in the order
 the calls finish (so a block comes after the modules it calls), every ``__call__`` of a module whose class is one
-of the parts: its path in the module tree, its class and attributes, its variables, its arguments and
-its output. ``run_part`` builds one class of the graded file with those attributes and applies it to
-those variables and arguments. Values travel as plain arrays (``{"array": i}``) or JSON scalars
+of the parts, and every call of a part's method named as a step (``Class.method``): its path in the module
+tree, its class and attributes, its variables, its arguments and its output. ``run_part`` builds one class of
+the graded file with those attributes and applies it (or that method of it) to those variables and arguments. Values travel as plain arrays (``{"array": i}``) or JSON scalars
 (``{"value": v}``).
 """
 
@@ -49,10 +49,13 @@ def _nested(flat: dict) -> dict:
 CAPTURES: dict = {}  # (entry, static arguments, shapes, classes) -> (the recording entry under jax.jit, its calls)
 
 
-def capture(fn, args: list, classes: list[str], which=False, functions: list[str] = ()) -> tuple[dict, list]:
-    """Call ``fn(*args)``, recording the calls of the modules whose class is named in ``classes`` and of the
-    functions of ``fn``'s module named in ``functions`` (each an entry with ``"function": true``, its path
-    its name), with the parameters moved as ``which`` says (:mod:`grader.sandbox.moved`).
+def capture(fn, args: list, classes: list[str], which=False, functions: list[str] = (),
+            methods: list[str] = ()) -> tuple[dict, list]:
+    """Call ``fn(*args)``, recording the calls of the modules whose class is named in ``classes``, of their
+    methods named ``Class.method`` in ``methods`` (each an entry with ``"method"``, its path the module's
+    followed by ``.method``) and of the functions of ``fn``'s module named in ``functions`` (each an entry with
+    ``"function": true``, its path its name), with the parameters moved as ``which`` says
+    (:mod:`grader.sandbox.moved`).
 
     It runs under ``jax.jit`` (eagerly, every operation of a new shape compiles on its own, which takes
     seconds for a small model): what is recorded while tracing is returned as the traced function's
@@ -69,7 +72,7 @@ def capture(fn, args: list, classes: list[str], which=False, functions: list[str
     static = tuple(i for i, a in enumerate(args) if not hasattr(a, "shape"))
     dynamic = [a for i, a in enumerate(args) if i not in static]
     key = (fn, tuple(repr(args[i]) for i in static), tuple((np.shape(a), np.result_type(a).name) for a in dynamic),
-           tuple(classes), repr(which), tuple(functions))
+           tuple(classes), repr(which), tuple(functions), tuple(methods))
     if key not in CAPTURES:
         calls: list[dict] = []
 
@@ -79,13 +82,14 @@ def capture(fn, args: list, classes: list[str], which=False, functions: list[str
 
             def record(next_fun, call_args, call_kwargs, context):
                 out = next_fun(*call_args, **call_kwargs)
-                module = context.module
-                if (context.method_name != "__call__" or type(module).__name__ not in classes
-                        or module.is_initializing()):
+                module, method = context.module, context.method_name
+                name = type(module).__name__
+                wanted = name in classes if method == "__call__" else f"{name}.{method}" in methods
+                if not wanted or module.is_initializing():
                     return out
                 size = len(values)
                 try:
-                    calls.append(_entry(module, call_args, call_kwargs, out, values))
+                    calls.append(_entry(module, method, call_args, call_kwargs, out, values))
                 except Unsupported:
                     del values[size:]
                 return out
@@ -119,13 +123,15 @@ def capture(fn, args: list, classes: list[str], which=False, functions: list[str
     return {"ok": True, "calls": calls, "arrays": specs}, payloads
 
 
-def _entry(module, call_args, call_kwargs, out, values: list) -> dict:
+def _entry(module, method: str, call_args, call_kwargs, out, values: list) -> dict:
     fields = {f.name: getattr(module, f.name) for f in dataclasses.fields(module) if f.name not in ("parent", "name")}
     if not all(isinstance(v, SCALARS) for v in fields.values()):
         raise Unsupported("a module attribute")
-    return _recorded({"path": "/".join(module.path), "cls": type(module).__name__, "fields": fields},
-                     _parameter_names(type(module).__call__)[1:], call_args, call_kwargs, flat_tree(module.variables),
-                     out, values)
+    entry = {"path": "/".join(module.path), "cls": type(module).__name__, "fields": fields}
+    if method != "__call__":
+        entry.update(path=f"{entry['path']}.{method}" if entry["path"] else method, method=method)
+    return _recorded(entry, _parameter_names(getattr(type(module), method))[1:], call_args, call_kwargs,
+                     flat_tree(module.variables), out, values)
 
 
 def _initializing() -> bool:
@@ -165,8 +171,8 @@ JITTED: dict = {}  # (class, attributes, static arguments) -> the part's apply u
 
 
 def run_part(module, header: dict, arrays) -> object:
-    """Apply the graded file's class ``header["cls"]``, built with ``header["fields"]``, to the recorded
-    variables and arguments; what it returns (the worker describes it like any entry's result). It runs
+    """Apply the graded file's class ``header["cls"]``, built with ``header["fields"]`` (or its method
+    ``header["method"]``), to the recorded variables and arguments; what it returns (the worker describes it like any entry's result). It runs
     under ``jax.jit``, one compilation per class and shapes (the blocks of a stack share one), or eagerly
     where the learner's code does not trace."""
     import jax
@@ -174,13 +180,16 @@ def run_part(module, header: dict, arrays) -> object:
 
     cls = getattr(module, header["cls"], None)
     if header.get("function"):
-        if not callable(cls) or isinstance(cls, type):
-            raise TypeError(f"your file defines no function named {header['cls']}")
+        if not callable(cls) or isinstance(cls, type):  # its work done elsewhere, as a TODO left unwritten
+            raise NotImplementedError(f"your file defines no function named {header['cls']}")
         part = _Function(cls)
     elif not (isinstance(cls, type) and issubclass(cls, nn.Module)):
         raise TypeError(f"your file defines no Flax module class named {header['cls']}")
     else:
         part = cls(**header["fields"])
+    method = header.get("method") or "__call__"
+    if not callable(getattr(cls, method, None)):  # its work done elsewhere, as a TODO left unwritten
+        raise NotImplementedError(f"your {header['cls']} has no method named {method}")
     variables = _nested({path: arrays[v["array"]] for path, v in header["variables"].items()})
     encoded = list(header["args"]) + list(header["kwargs"].values())
     names = list(header["kwargs"])
@@ -190,10 +199,10 @@ def run_part(module, header: dict, arrays) -> object:
     def apply(variables, *dynamic):
         full = merge(values, static, dynamic)
         positional = full[:len(full) - len(names)]
-        return part.apply(variables, *positional, **dict(zip(names, full[len(positional):])))
+        return part.apply(variables, *positional, method=method, **dict(zip(names, full[len(positional):])))
 
     # Everything ``apply`` takes from this call but the arrays: a later call alike in all of it reuses it.
-    key = (cls, repr(sorted(header["fields"].items())), tuple(names), len(values),
+    key = (cls, method, repr(sorted(header["fields"].items())), tuple(names), len(values),
            tuple((i, repr(values[i])) for i in static))
     dynamic = [v for i, v in enumerate(values) if i not in static]
     if key not in JITTED:
@@ -210,5 +219,5 @@ class _Function:
     def __init__(self, function):
         self.function = function
 
-    def apply(self, variables, *args, **kwargs):
+    def apply(self, variables, *args, method=None, **kwargs):
         return self.function(*args, **kwargs)

@@ -17,10 +17,10 @@ grader drains and truncates. Requests:
 - ``{"op": "params", "key", "args": [...], "values"?: true}``: the Flax parameter tree (paths and shapes)
   the entry creates for these arguments, found by tracing without computing; with ``values``, their
   initial values too.
-- ``{"op": "capture", "key", "args": [...], "classes": [...], "functions": [...]}``: the entry's calls of
-  those module classes and helper functions, recorded (trusted modules only; see :mod:`grader.sandbox.intercept`).
-- ``{"op": "part", "key", "cls", "function", "fields", "args", "kwargs", "variables", "max_bytes"}``: one
-  module class (or, with ``function``, one helper function) of the file applied alone to recorded variables
+- ``{"op": "capture", "key", "args": [...], "classes": [...], "methods": [...], "functions": [...]}``: the
+  entry's calls of those module classes, their methods and helper functions, recorded (trusted modules only; see :mod:`grader.sandbox.intercept`).
+- ``{"op": "part", "key", "cls", "method", "function", "fields", "args", "kwargs", "variables", "max_bytes"}``:
+  one module class (or one of its methods, or, with ``function``, one helper function) of the file applied alone to recorded variables
   and arguments; answered like a call.
 - ``{"op": "mark", "text"}``: write ``text`` to the printed output after all printed so far; the grader
   finds where its later requests' output begins (a replay shows only its own case's).
@@ -369,7 +369,7 @@ def capture(header: dict, arrays) -> tuple[dict, list]:
     args, _ = decode_args(header, arrays)
     try:
         return intercept.capture(STATE[header["key"]]["fn"], args, header["classes"], header.get("moved", False),
-                                 header.get("functions", []))
+                                 header.get("functions", []), header.get("methods", []))
     except BaseException as exc:  # noqa: BLE001
         return {"ok": False, "error": describe(exc, STATE[header["key"]]["path"], during="call")}, []
 

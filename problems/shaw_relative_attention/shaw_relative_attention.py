@@ -2,8 +2,10 @@
 
 The module tree (names, shapes, initialisers) is fixed in each `setup()`:
 Flax derives every parameter's random key from its path, so keep it as given.
-Your task: write the two `__call__` bodies marked TODO. The entry function at the
-bottom is already wired (parameters from the seed, apply, flatten); leave it as it is.
+Your task: write the bodies marked TODO: the lookup, the attention's steps (split and
+merge the heads, the scores, the weights, the heads' outputs) and the `__call__` that
+wires them. The entry function at the bottom is already wired (parameters from the seed,
+apply, flatten); leave it as it is.
 """
 
 import jax
@@ -68,6 +70,56 @@ class ShawAttention(nn.Module):
         self.relative_key = RelativePosition(self.max_relative_position, d_head)
         self.relative_value = RelativePosition(self.max_relative_position, d_head)
 
+    def split_heads(self, t):
+        """(T, D) -> (H, T, d_head): head h gets columns h * d_head .. (h + 1) * d_head - 1."""
+        # TODO: reshape to (T, H, d_head), then move the head axis to the front.
+        raise NotImplementedError
+
+    def merge_heads(self, t):
+        """(H, T, d_head) -> (T, D): split_heads undone."""
+        # TODO: move the head axis back behind the positions, then reshape to (T, D).
+        raise NotImplementedError
+
+    def scores(self, q, k, a_k):
+        """Every head's score of every (query i, key j) pair.
+
+        Args:
+            q, k: (H, T, d_head) float32, the queries and keys split into heads.
+            a_k: (T, T, d_head) float32, the relative key vectors, shared by every head.
+
+        Returns:
+            (H, T, T) float32: (q_i . k_j + q_i . a_K[i, j]) / sqrt(d_head).
+        """
+        # TODO: the content term and the relative key term, their sum divided by sqrt(d_head).
+        raise NotImplementedError
+
+    def weights(self, scores, causal):
+        """The attention weights: if causal, the keys after each query hidden; softmax over the keys.
+
+        Args:
+            scores: (H, T, T) float32, from scores().
+            causal: bool; if True, query i keeps only keys j <= i.
+
+        Returns:
+            (H, T, T) float32: each query's weights over the keys sum to 1.
+        """
+        # TODO: if causal, replace the scores of keys j > i by MASK_VALUE; softmax over the keys.
+        raise NotImplementedError
+
+    def attend(self, weights, v, a_v):
+        """Every head's output.
+
+        Args:
+            weights: (H, T, T) float32, from weights().
+            v: (H, T, d_head) float32, the values split into heads.
+            a_v: (T, T, d_head) float32, the relative value vectors, shared by every head.
+
+        Returns:
+            (H, T, d_head) float32: row i is sum_j w_ij (v_j + a_V[i, j]).
+        """
+        # TODO: the weighted sum of the values plus the weighted sum of the a_V vectors.
+        raise NotImplementedError
+
     def __call__(self, x, causal):
         """Lets every position attend to every position (if causal, to itself and earlier ones).
 
@@ -78,11 +130,10 @@ class ShawAttention(nn.Module):
         Returns:
             (T, D) float32.
         """
-        # TODO: project x to queries, keys and values and split D into num_heads heads of
-        # D // num_heads; score q_i . k_j + q_i . a_K[i, j], all divided by sqrt(head width);
-        # if causal, hide keys after the query; softmax over the keys; each head's output is
-        # sum_j w_ij (v_j + a_V[i, j]); merge the heads and apply self.out. The two tables
-        # come from self.relative_key and self.relative_value, shared by every head.
+        # TODO: project x to queries, keys and values and split each into heads; look up a_K
+        # and a_V with self.relative_key and self.relative_value; then scores, weights,
+        # attend, merge_heads, and self.out. Each step is one of the methods above: the
+        # grader checks them one at a time and points at the first that differs.
         raise NotImplementedError
 
 

@@ -1,9 +1,10 @@
 """Transformer-XL relative attention over a memory segment and the current segment.
 
 The module tree (names, shapes, initialisers) is fixed in `setup()`: Flax derives every
-parameter's random key from its path, so keep it as given. Your task: write the two
-`__call__` bodies marked TODO. The entry function at the bottom is already wired
-(parameters from the seed, apply, flatten); leave it as it is.
+parameter's random key from its path, so keep it as given. Your task: write the bodies
+marked TODO: the sinusoid, the attention's steps (split the heads, the scores, the
+weights) and the `__call__` that wires them. The entry function at the bottom is already
+wired (parameters from the seed, apply, flatten); leave it as it is.
 """
 
 import jax
@@ -74,6 +75,39 @@ class RelativeAttention(nn.Module):
         self.v = self.param("v", unit_normal, (self.num_heads, d_head))  # (H, d_head), term (d)
         self.sinusoid = RelativeSinusoid(self.d_model)  # no parameters
 
+    def split_heads(self, t):
+        """(L, D) -> (L, H, d_head): head h gets columns h * d_head .. (h + 1) * d_head - 1."""
+        # TODO: one reshape.
+        raise NotImplementedError
+
+    def scores(self, x, memory):
+        """Every head's score of every (query i, key j) pair: the four terms, divided by sqrt(d_head).
+
+        Args:
+            x: (T, D) float32, the current segment (the queries).
+            memory: (M, D) float32, the previous segment; the keys are the rows of [memory; x].
+
+        Returns:
+            (H, T, M + T) float32, nothing masked yet.
+        """
+        # TODO: queries from x, content keys from [memory; x], split into heads;
+        # r = pos_proj(sinusoid of the distance (M + i) - j) for every query i and key j,
+        # split into heads; (q_i + u) . k_j + (q_i + v) . r_ij, all divided by sqrt(d_head).
+        raise NotImplementedError
+
+    def weights(self, scores, memory_length):
+        """The attention weights: the keys after each query's position hidden, softmax over the keys.
+
+        Args:
+            scores: (H, T, M + T) float32, from scores().
+            memory_length: int M; query i sits at position M + i, key j at position j.
+
+        Returns:
+            (H, T, M + T) float32: each query's weights over the keys sum to 1.
+        """
+        # TODO: replace the scores of keys j > M + i by MASK_VALUE; softmax over the keys.
+        raise NotImplementedError
+
     def __call__(self, x, memory):
         """Lets each row of `x` attend over the rows of [memory; x] at or before it.
 
@@ -85,10 +119,10 @@ class RelativeAttention(nn.Module):
         Returns:
             (T, D) float32.
         """
-        # TODO: keys and values from [memory; x], queries from x, heads of D // H columns;
-        # r = pos_proj(sinusoid of the distance (M + i) - j) for every query i and key j;
-        # scores = (q_i + u) . k_j + (q_i + v) . r_ij, all divided by sqrt(d_head); hide
-        # the keys after position M + i; softmax over the keys; merge the heads; apply out.
+        # TODO: values from [memory; x], split into heads; weights of the scores; each
+        # query's weighted sum of the values, heads merged back to (T, D); apply out. The
+        # steps are the methods above: the grader checks them one at a time and points at
+        # the first that differs.
         raise NotImplementedError
 
 

@@ -1,9 +1,10 @@
 """Transformer-XL relative attention over a memory segment and the current segment.
 
 The module tree (names, shapes, initialisers) is fixed in `setup()`: Flax derives every
-parameter's random key from its path, so keep it as given. Your task: write the two
-`__call__` bodies marked TODO. The entry function at the bottom is already wired
-(parameters from the seed, apply, flatten); leave it as it is.
+parameter's random key from its path, so keep it as given. Your task: write the bodies
+marked TODO: the sinusoid, the attention's steps (split the heads, the scores, the
+weights) and the `__call__` that wires them. The entry function at the bottom is already
+wired (parameters from the seed, apply, flatten); leave it as it is.
 """
 
 import jax
@@ -76,6 +77,54 @@ class RelativeAttention(nn.Module):
         self.v = self.param("v", unit_normal, (self.num_heads, d_head))  # (H, d_head), term (d)
         self.sinusoid = RelativeSinusoid(self.d_model)  # no parameters
 
+    def split_heads(self, t):
+        """(L, D) -> (L, H, d_head): head h gets columns h * d_head .. (h + 1) * d_head - 1."""
+        return t.reshape(t.shape[0], self.num_heads, self.d_model // self.num_heads)
+
+    def scores(self, x, memory):
+        """Every head's score of every (query i, key j) pair: the four terms, divided by sqrt(d_head).
+
+        Args:
+            x: (T, D) float32, the current segment (the queries).
+            memory: (M, D) float32, the previous segment; the keys are the rows of [memory; x].
+
+        Returns:
+            (H, T, M + T) float32, nothing masked yet.
+        """
+        T, M = x.shape[0], memory.shape[0]
+        K = M + T  # keys: memory rows, then the rows of x
+        H = self.num_heads
+        d_head = self.d_model // H
+        context = jnp.concatenate([memory, x], axis=0)  # (K, D)
+        q = self.split_heads(self.query(x))  # (T, H, d_head)
+        k = self.split_heads(self.key(context))  # (K, H, d_head)
+
+        # distance[i, j] = (M + i) - j: how far key j lies behind query i (negative: ahead)
+        distance = (M + jnp.arange(T))[:, None] - jnp.arange(K)[None, :]  # (T, K)
+        sin_emb = self.sinusoid(distance.reshape(-1).astype(jnp.float32))  # (T * K, D)
+        r = self.pos_proj(sin_emb).reshape(T, K, H, d_head)  # (T, K, H, d_head)
+
+        content = jnp.einsum("ihd,jhd->hij", q + self.u, k)  # (H, T, K): terms (a) + (c)
+        position = jnp.einsum("ihd,ijhd->hij", q + self.v, r)  # (H, T, K): terms (b) + (d)
+        scores = (content + position) / jnp.sqrt(jnp.float32(d_head))  # (H, T, K)
+        return scores
+
+    def weights(self, scores, memory_length):
+        """The attention weights: the keys after each query's position hidden, softmax over the keys.
+
+        Args:
+            scores: (H, T, M + T) float32, from scores().
+            memory_length: int M; query i sits at position M + i, key j at position j.
+
+        Returns:
+            (H, T, M + T) float32: each query's weights over the keys sum to 1.
+        """
+        T, K = scores.shape[1], scores.shape[2]
+        behind = (memory_length + jnp.arange(T))[:, None] - jnp.arange(K)[None, :]  # (T, K): (M + i) - j
+        visible = behind >= 0  # (T, K): key j at or before query i's position M + i
+        scores = jnp.where(visible[None, :, :], scores, MASK_VALUE)
+        return jax.nn.softmax(scores, axis=-1)  # each query's weights over the keys sum to 1
+
     def __call__(self, x, memory):
         """Lets each row of `x` attend over the rows of [memory; x] at or before it.
 
@@ -87,28 +136,12 @@ class RelativeAttention(nn.Module):
         Returns:
             (T, D) float32.
         """
-        T, M = x.shape[0], memory.shape[0]
-        K = M + T  # keys: memory rows, then the rows of x
-        H = self.num_heads
-        d_head = self.d_model // H
-        context = jnp.concatenate([memory, x], axis=0)  # (K, D)
-        q = self.query(x).reshape(T, H, d_head)  # (T, H, d_head)
-        k = self.key(context).reshape(K, H, d_head)  # (K, H, d_head)
-        v = self.value(context).reshape(K, H, d_head)  # (K, H, d_head)
-
-        # distance[i, j] = (M + i) - j: how far key j lies behind query i (negative: ahead)
-        distance = (M + jnp.arange(T))[:, None] - jnp.arange(K)[None, :]  # (T, K)
-        sin_emb = self.sinusoid(distance.reshape(-1).astype(jnp.float32))  # (T * K, D)
-        r = self.pos_proj(sin_emb).reshape(T, K, H, d_head)  # (T, K, H, d_head)
-
-        content = jnp.einsum("ihd,jhd->hij", q + self.u, k)  # (H, T, K): terms (a) + (c)
-        position = jnp.einsum("ihd,ijhd->hij", q + self.v, r)  # (H, T, K): terms (b) + (d)
-        scores = (content + position) / jnp.sqrt(jnp.float32(d_head))  # (H, T, K)
-        visible = distance >= 0  # (T, K): key j at or before query i's position M + i
-        scores = jnp.where(visible[None, :, :], scores, MASK_VALUE)
-        weights = jax.nn.softmax(scores, axis=-1)  # each query's weights over the keys sum to 1
+        M = memory.shape[0]
+        context = jnp.concatenate([memory, x], axis=0)  # (M + T, D): the values' rows
+        v = self.split_heads(self.value(context))  # (M + T, H, d_head)
+        weights = self.weights(self.scores(x, memory), M)  # (H, T, M + T)
         heads = jnp.einsum("hij,jhd->ihd", weights, v)  # (T, H, d_head)
-        return self.out(heads.reshape(T, self.d_model))  # (T, D)
+        return self.out(heads.reshape(x.shape[0], self.d_model))  # (T, D)
 
 
 def transformer_xl_attention(seed, x, memory, num_heads):

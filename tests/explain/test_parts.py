@@ -20,8 +20,7 @@ from grader.sandbox.pool import WorkerFailure
 from grader.sandbox.protocol import Reply, Result
 
 ATOL, RTOL = 1e-6, 1e-5
-PROBLEM = SimpleNamespace(slug="tiny_model", atol=ATOL, rtol=RTOL, parts=lambda: ["Scale", "Block", "Model"],
-                          helpers=lambda: [])
+PROBLEM = SimpleNamespace(slug="tiny_model", atol=ATOL, rtol=RTOL, part_names=lambda: ["Scale", "Block", "Model"])
 
 
 def array_reply(out) -> Reply:
@@ -164,7 +163,7 @@ def test_run_call_sends_only_the_arrays_the_call_reads_renumbered():
     assert session.events == ["request"]
     (header, sent), = session.requests
     assert [a is b for a, b in zip(sent, (arrays[1], arrays[3], arrays[4]))] == [True] * 3 and len(sent) == 3
-    assert header == {"op": "part", "key": "learner-key", "cls": "Block", "function": False,
+    assert header == {"op": "part", "key": "learner-key", "cls": "Block", "method": None, "function": False,
                       "fields": {"scale": 0.5},
                       "args": [{"array": 2}, {"value": 2}], "kwargs": {"mask": {"array": 0}},
                       "variables": {"params/w": {"array": 1}}, "max_bytes": 16 * 6 + 4096}
@@ -301,7 +300,7 @@ def test_a_wrong_wiring_of_right_parts_is_the_top_level_module():
 # (``function``: no variables) finishes before the module that calls it.
 HELPER_CALL = {"path": "offsets", "cls": "offsets", "function": True, "fields": {}, "names": ["x"],
                "args": [{"array": 0}], "kwargs": {}, "variables": {}, "output": {"array": 0}}
-ONE_CLASS = SimpleNamespace(**{**vars(PROBLEM), "parts": lambda: ["Model"], "helpers": lambda: ["offsets"]})
+ONE_CLASS = SimpleNamespace(**{**vars(PROBLEM), "part_names": lambda: ["Model", "offsets"]})
 
 
 def helper_then(answer_helper, answer_rest):
@@ -328,8 +327,38 @@ def test_a_helper_the_learner_left_unwritten_is_passed_over_not_named():
     assert part.path == "block_0" and [h["cls"] for h, _ in session.requests] == ["offsets", "Scale", "Block"]
 
 
+# A step of a layer the stub asks for as a method (``Model.double``) is a part too, recorded with the module's
+# variables and its method's name; it finishes before the module whose __call__ calls it.
+STEP_CALL = {"path": "double", "cls": "Model", "method": "double", "fields": {}, "names": ["y"],
+             "args": [{"array": 0}], "kwargs": {}, "variables": {}, "output": {"array": 0}}
+
+
+def step_then(answer_step, answer_rest):
+    def answer(header, arrays):
+        return answer_step(header, arrays) if header["method"] else answer_rest(header, arrays)
+    return answer
+
+
+def test_a_wrong_step_is_named_by_its_method_and_checked_alone_by_that_name():
+    session = FakeSession(step_then(lambda h, a: array_reply(a[0] * 3), learner(shift=2.0)), problem=ONE_CLASS,
+                          calls=[STEP_CALL] + CALLS)
+    part = parts.first_wrong_part(session, {"x": X}, "grade")
+    assert part.path == "double" and part.message.startswith("your Model.double, run alone on the reference's "
+                                                             "parameters and on the inputs the reference gave it")
+    assert part.details[-1] == "Check this part alone: grade tiny_model --part Model.double"
+    assert session.requests[0][0]["method"] == "double"
+
+
+def test_a_step_the_learner_left_unwritten_is_passed_over_not_named():
+    # The learner wrote the whole layer in __call__ and left the stub's step raising NotImplementedError.
+    session = FakeSession(step_then(lambda h, a: error_reply("not_implemented", "NotImplementedError", ""),
+                                    learner(shift=2.0)), problem=ONE_CLASS, calls=[STEP_CALL] + CALLS)
+    part = parts.first_wrong_part(session, {"x": X}, "grade")
+    assert part.path == "block_0" and [h["method"] for h, _ in session.requests] == ["double", None, None]
+
+
 @pytest.mark.parametrize("session", [
-    FakeSession(learner(shift=2.0), problem=SimpleNamespace(**{**vars(PROBLEM), "parts": lambda: ["Block"]})),
+    FakeSession(learner(shift=2.0), problem=SimpleNamespace(**{**vars(PROBLEM), "part_names": lambda: ["Block"]})),
     FakeSession(learner(shift=2.0), shared=True),  # a trusted module graded in the trusted worker
 ], ids=["one part", "shared worker"])
 def test_no_part_is_looked_for_with_one_part_or_a_shared_worker(session):
@@ -403,6 +432,9 @@ def test_grade_part_says_not_started_while_the_class_raises_not_implemented(grad
     verdict, _ = grade_part(lambda header, arrays: todo, "Block")
     assert verdict.status == Status.NOT_STARTED and verdict.examples_run == 0
     assert verdict.message == "your Block still raises NotImplementedError: fill in its TODO"
+    missing = error_reply("not_implemented", "NotImplementedError", "your Block has no method named scale")
+    verdict, _ = grade_part(lambda header, arrays: missing, "Block")  # what the worker says is shown
+    assert (verdict.status, verdict.message) == (Status.NOT_STARTED, "your Block has no method named scale")
     # once a call of it has run, NotImplementedError is an error of that call like any other
     replies = iter([learner()])
     verdict, _ = grade_part(lambda header, arrays: next(replies, lambda *_: todo)(header, arrays), "Block")

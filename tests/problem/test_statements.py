@@ -1,5 +1,5 @@
 """What the statements and hints tell a learner to run is what the grader runs: every `--part NAME` they
-name is a part of that problem (a module class or a helper function its stub asks for)."""
+name is a part of that problem (a module class, one of its steps or a helper function its stub asks for)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from conftest import ROOT
 from grader.problem import problems
 
 SLUGS = sorted(p.parent.name for p in (ROOT / "problems").glob("*/problem.toml"))
-PART = re.compile(r"--part\s+`?([A-Za-z_][A-Za-z0-9_]*)")
+PART = re.compile(r"--part\s+`?([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?)")
 
 
 @pytest.mark.parametrize("slug", SLUGS)
@@ -23,7 +23,7 @@ def test_every_part_a_statement_or_hint_names_is_one(slug):
         if path.is_file():
             named |= set(PART.findall(path.read_text()))
     named -= {"NAME"}  # the option's own placeholder
-    assert named <= set(problem.parts() + problem.helpers()), (slug, named - set(problem.parts() + problem.helpers()))
+    assert named <= set(problem.part_names()), (slug, named - set(problem.part_names()))
 
 
 def test_the_helpers_are_the_functions_the_stub_asks_for():
@@ -31,6 +31,12 @@ def test_the_helpers_are_the_functions_the_stub_asks_for():
     assert problems.load(ROOT, "t5_relative_bias").helpers() == ["relative_position_bucket"]
     assert problems.load(ROOT, "t5_forward").helpers() == []  # given complete: nothing to write there
     assert problems.load(ROOT, "t5_relative_pos").helpers() == []  # the entry itself is no helper
+
+
+def test_the_steps_are_the_methods_of_a_layer_the_stub_asks_for():
+    steps = ["split_heads", "merge_heads", "scores", "weights", "attend"]
+    assert problems.load(ROOT, "shaw_relative_attention").methods() == [f"ShawAttention.{s}" for s in steps]
+    assert problems.load(ROOT, "mini_t5_forward").methods() == []  # its methods are __call__ and setup alone
 
 
 def test_the_attention_layers_and_the_models_name_the_positions_of_their_rows():

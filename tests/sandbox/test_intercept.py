@@ -316,5 +316,58 @@ def test_a_helper_function_is_recorded_before_the_module_that_calls_it_and_put_b
     np.testing.assert_array_equal(np.asarray(right), np.asarray(offsets(3)))
     wrong = intercept.run_part(SimpleNamespace(offsets=lambda n: offsets(n, flip=True)), helper, arrays)
     assert not np.array_equal(np.asarray(wrong), np.asarray(offsets(3)))
-    with pytest.raises(TypeError, match="your file defines no function named offsets"):
+    with pytest.raises(NotImplementedError, match="your file defines no function named offsets"):
         intercept.run_part(SimpleNamespace(offsets=Biased), helper, arrays)
+
+
+# ------------------------------------------------------------------------------------- a layer's steps
+
+
+def test_a_method_named_as_a_step_is_recorded_before_its_module_and_replayed_alone(recorded):
+    reply, payloads = intercept.capture(forward, [0, X, MASK], ["Model"], methods=["Model.double"])
+    calls, arrays = reply["calls"], decoded(reply, payloads)
+    assert [(c["path"], c["cls"], c.get("method")) for c in calls] == [("double", "Model", "double"),
+                                                                       ("", "Model", None)]
+    step = calls[0]
+    assert step["names"] == ["y"] and "params/head/kernel" in step["variables"]
+    doubled = 2 * arrays[step["args"][0]["array"]]
+    np.testing.assert_allclose(arrays[step["output"]["array"]], doubled, **TOL)
+    # Unnamed, the same method is not recorded (the module fixture records the classes alone).
+    assert all("method" not in c for c in recorded[0])
+
+    class Tripled(Model):
+        def double(self, y):
+            return 3 * y
+
+    right = intercept.run_part(SimpleNamespace(Model=Model), step, arrays)
+    np.testing.assert_allclose(np.asarray(right), doubled, **TOL)
+    wrong = intercept.run_part(SimpleNamespace(Model=Tripled), step, arrays)
+    np.testing.assert_allclose(np.asarray(wrong), 1.5 * doubled, **TOL)
+
+    class Without(nn.Module):
+        features: int
+
+    with pytest.raises(NotImplementedError, match="your Model has no method named double"):
+        intercept.run_part(SimpleNamespace(Model=Without), step, arrays)
+
+
+def test_a_step_of_an_inner_module_has_its_path_and_the_method():
+    class Inner(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            return self.halve(x) + 1
+
+        def halve(self, x):
+            return x / 2
+
+    class Outer(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            return Inner(name="inner")(x)
+
+    def entry(x):
+        model = Outer()
+        return model.apply(model.init(jax.random.PRNGKey(0), x), x)
+
+    reply, _ = intercept.capture(entry, [X], ["Inner"], methods=["Inner.halve"])
+    assert [(c["path"], c.get("method")) for c in reply["calls"]] == [("inner.halve", "halve"), ("inner", None)]
