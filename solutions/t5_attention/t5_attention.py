@@ -2,9 +2,10 @@
 
 The module tree (names, shapes, initialisers) is fixed in each `setup()`:
 Flax derives every parameter's random key from its path, so keep it as given.
-Your task: write the bucketing function and the two `__call__` bodies marked TODO.
-The entry function at the bottom is already wired (parameters from the seed, apply,
-flatten); leave it as it is.
+Your task: write the bodies marked TODO: the bucketing function, the bias module, the
+attention's steps (split and merge the heads, the scores, the weights) and the `__call__`
+that wires them. The entry function at the bottom is already wired (parameters from the
+seed, apply, flatten); leave it as it is.
 """
 
 import math
@@ -124,6 +125,48 @@ class T5Attention(nn.Module):
             self.num_buckets, self.num_heads, self.max_distance, bidirectional=not self.causal
         )  # embedding (num_buckets, H)
 
+    def split_heads(self, t):
+        """(T, D) -> (H, T, d_head): head h gets columns h * d_head .. (h + 1) * d_head - 1."""
+        T = t.shape[0]
+        return t.reshape(T, self.num_heads, self.d_model // self.num_heads).transpose(1, 0, 2)
+
+    def merge_heads(self, t):
+        """(H, T, d_head) -> (T, D): split_heads undone."""
+        T = t.shape[1]
+        merged = t.transpose(1, 0, 2).reshape(T, self.d_model)  # (T, D)
+        return merged
+
+    def scores(self, q, k, bias):
+        """Every head's score of every (query i, key j) pair.
+
+        Args:
+            q, k: (H, T, d_head) float32, the queries and keys split into heads.
+            bias: (H, T, T) float32, from relative_attention_bias.
+
+        Returns:
+            (H, T, T) float32: q_i . k_j + bias[h, i, j], not scaled.
+        """
+        hd = self.d_model // self.num_heads
+        scores = q @ k.transpose(0, 2, 1)  # (H, T, T), not divided by sqrt(hd): T5 never scales
+        scores = scores + bias  # (H, T, T)
+        return scores
+
+    def weights(self, scores):
+        """The attention weights: in a causal layer the keys after each query hidden; softmax over the keys.
+
+        Args:
+            scores: (H, T, T) float32, from scores().
+
+        Returns:
+            (H, T, T) float32: each query's weights over the keys sum to 1.
+        """
+        if self.causal:
+            T = scores.shape[-1]
+            visible = jnp.tril(jnp.ones((T, T), dtype=bool))  # (T, T): query i sees keys j <= i
+            scores = jnp.where(visible[None, :, :], scores, MASK_VALUE)
+        weights = jax.nn.softmax(scores, axis=-1)  # each query's weights over the keys sum to 1
+        return weights
+
     def __call__(self, x):
         """Lets every position of `x` attend over the positions of `x`.
 
@@ -133,22 +176,12 @@ class T5Attention(nn.Module):
         Returns:
             (T, D) float32.
         """
-        T = x.shape[0]
-        H = self.num_heads
-        hd = self.d_model // H
-        q = self.q(x).reshape(T, H, hd).transpose(1, 0, 2)  # (H, T, hd)
-        k = self.k(x).reshape(T, H, hd).transpose(1, 0, 2)  # (H, T, hd)
-        v = self.v(x).reshape(T, H, hd).transpose(1, 0, 2)  # (H, T, hd)
-
-        scores = q @ k.transpose(0, 2, 1)  # (H, T, T), not divided by sqrt(hd): T5 never scales
-        scores = scores + self.relative_attention_bias(T)  # (H, T, T)
-        if self.causal:
-            visible = jnp.tril(jnp.ones((T, T), dtype=bool))  # (T, T): query i sees keys j <= i
-            scores = jnp.where(visible[None, :, :], scores, MASK_VALUE)
-        weights = jax.nn.softmax(scores, axis=-1)  # each query's weights over the keys sum to 1
-        heads = weights @ v  # (H, T, hd)
-        merged = heads.transpose(1, 0, 2).reshape(T, self.d_model)  # (T, D)
-        return self.o(merged)
+        q = self.split_heads(self.q(x))  # (H, T, hd)
+        k = self.split_heads(self.k(x))  # (H, T, hd)
+        v = self.split_heads(self.v(x))  # (H, T, hd)
+        bias = self.relative_attention_bias(x.shape[0])  # (H, T, T)
+        weights = self.weights(self.scores(q, k, bias))  # (H, T, T)
+        return self.o(self.merge_heads(weights @ v))  # (T, D)
 
 
 def t5_attention(seed, x, num_heads, num_buckets, max_distance, causal):
