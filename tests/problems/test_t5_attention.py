@@ -152,7 +152,9 @@ def test_a_hard_coded_head_size_fails_on_the_shapes_the_learner_passed(grade_jso
     the length they passed, not a placeholder's."""
     wrong = tmp_path / "t5_attention.py"
     wrong.write_text((ROOT / "solutions/t5_attention/t5_attention.py").read_text()
-                     .replace("hd = self.d_model // H", "hd = 5  # hard-coded"))
+                     .replace("t.reshape(T, self.num_heads, self.d_model // self.num_heads)",
+                              "t.reshape(T, self.num_heads, 5)"))  # a hard-coded head size
+    assert "reshape(T, self.num_heads, 5)" in wrong.read_text()
     code, report = grade_json("t5_attention", "--file", wrong)
     assert code == 1 and report["status"] == "error"
     T, D = report["counterexample"]["inputs"]["x"]["shape"]
