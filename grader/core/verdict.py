@@ -88,6 +88,7 @@ class Part:
     path: str  # e.g. "decoder_0/self_attn"
     message: str  # one sentence: the module's class, what it was called with, how its output differs
     details: list[str] = field(default_factory=list)  # further lines for the text report (a grid)
+    diagnosis: Diagnosis | None = None  # what its output says beyond the difference (its values in another layout)
 
 
 @dataclass

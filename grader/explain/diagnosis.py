@@ -42,6 +42,8 @@ def explain(session: Session, verdict: Verdict, name_only: bool = False, command
                 and parts.first_wrong_part(session, kinds.with_moved(outcome.args, False), command) is not None:
             part = None  # a part wrong where the whole output is right is not what the entry computes with
         verdict.first_wrong_part = part
+        if verdict.diagnosis is None and part is not None:
+            verdict.diagnosis = part.diagnosis  # its values in another layout
 
 
 def parameter_values(session: Session) -> Diagnosis | None:

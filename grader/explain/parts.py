@@ -13,13 +13,14 @@ is right, the way it wires them.
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import numpy as np
 
 from grader.core.compare import same_values
 from grader.sandbox.pool import WorkerFailure
-from grader.core.verdict import Part, Status, Verdict
+from grader.core.verdict import Diagnosis, Part, Status, Verdict
 
 VALUES_SHOWN = 8  # values of a wrong part's output row shown in a report
 
@@ -76,6 +77,28 @@ def run_call(session, call: dict, arrays: list):
     return session.workers.receive(header["max_bytes"])
 
 
+def layout(expected: np.ndarray, actual: np.ndarray, rtol: float, atol: float) -> str | None:
+    """How ``actual``, of another shape than ``expected``, holds ``expected``'s values: its axes in another
+    order, an axis of size 1 left out or added, or both (None where no such rearrangement gives them back)."""
+    e, a = np.squeeze(expected), np.squeeze(actual)
+    if e.ndim != a.ndim or e.ndim > 6 or sorted(e.shape) != sorted(a.shape):
+        return None
+    for order in itertools.permutations(range(a.ndim)):
+        moved = a.transpose(order)
+        if moved.shape == e.shape and same_values(e, moved, rtol, atol).all():
+            break
+    else:
+        return None
+    size_one = (f"an axis of size 1 {'left out' if actual.ndim < expected.ndim else 'added'}"
+                if actual.ndim != expected.ndim else "")
+    kept = [axis for axis, n in enumerate(actual.shape) if n != 1]  # the axes of yours that the order moves
+    swapped = [kept[i] for i, j in enumerate(order) if i != j]
+    axes = ("" if not swapped else f"axes {swapped[0]} and {swapped[1]} swapped" if len(swapped) == 2
+            else f"the axes of size above 1 in another order ({', '.join(str(kept[j]) for j in order)})")
+    return (f"{' and '.join(w for w in (axes, size_one) if w)} (shape {tuple(actual.shape)} where "
+            f"{tuple(expected.shape)} is expected)")
+
+
 def difference(session, call: dict, arrays: list, reply) -> tuple[str, list[str]] | None:
     """How the learner's output of ``call`` differs from the reference's (None if it agrees): a sentence,
     and lines that show the row holding the worst value."""
@@ -124,8 +147,13 @@ def wrong_part(session, call: dict, arrays: list, reply) -> Part | None:
         return None
     sentence, details = found
     given = "on the inputs" if call.get("function") else "on the reference's parameters and on the inputs"
+    expected, actual = arrays[call["output"]["array"]], reply.result.array if reply.ok else None
+    rearranged = (layout(expected, actual, session.problem.rtol, session.problem.atol)
+                  if actual is not None and actual.shape != expected.shape else None)
     return Part(call["path"], f"your {part_name(call)}, run alone {given} the reference gave it "
-                              f"({call_text(call, arrays)}): {sentence}.", details)
+                              f"({call_text(call, arrays)}): {sentence}.", details,
+                Diagnosis("values_rearranged", f"Your {part_name(call)} computes the right values in another "
+                                               f"layout: {rearranged}.") if rearranged else None)
 
 
 def first_wrong_part(session, args: dict, command: str) -> Part | None:
@@ -147,7 +175,8 @@ def first_wrong_part(session, args: dict, command: str) -> Part | None:
         part = wrong_part(session, call, arrays, reply)
         if part is not None:
             hint = f"Check this part alone: {command} {problem.slug} --part {part_name(call)}"
-            return Part(part.path, part.message + " Every part that runs before it agrees.", part.details + [hint])
+            return Part(part.path, part.message + " Every part that runs before it agrees.", part.details + [hint],
+                        part.diagnosis)
     return None
 
 
@@ -184,6 +213,7 @@ def grade_part(problem, learner_path, name: str, options, launch=None) -> Verdic
                     verdict.status = Status.FAIL if reply.ok else Status.ERROR
                     verdict.message = f"your {name} differs from the reference's at {where(call)}"
                     verdict.first_wrong_part = part
+                    verdict.diagnosis = part.diagnosis
                     return verdict
         if not calls_checked:
             raise ProblemError(f"the problem is broken, not your code: the reference's forward pass makes no "

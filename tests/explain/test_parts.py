@@ -252,6 +252,31 @@ def test_wrong_part_says_which_class_on_what_inputs_and_how():
                                    "boom (your file).", [])
 
 
+def test_layout_finds_the_right_values_with_axes_swapped_or_a_size_one_axis_left_out_or_added():
+    e = np.arange(30.0).reshape(1, 2, 3, 5)
+    tol = dict(rtol=RTOL, atol=ATOL)
+    assert parts.layout(e, e.transpose(0, 1, 3, 2), **tol) == \
+        "axes 2 and 3 swapped (shape (1, 2, 5, 3) where (1, 2, 3, 5) is expected)"
+    assert parts.layout(e, e[0], **tol) == "an axis of size 1 left out (shape (2, 3, 5) where (1, 2, 3, 5) is expected)"
+    assert parts.layout(e, e[None], **tol) == "an axis of size 1 added (shape (1, 1, 2, 3, 5) where (1, 2, 3, 5) is expected)"
+    assert parts.layout(e, e[0].transpose(2, 0, 1), **tol).startswith(
+        "the axes of size above 1 in another order (1, 2, 0) and an axis of size 1 left out")
+    assert parts.layout(e, e.reshape(1, 2, 5, 3), **tol) is None  # the same sizes, but not the values moved
+    assert parts.layout(e, e.transpose(0, 1, 3, 2) + 1, **tol) is None  # the axes moved, and other values
+    assert parts.layout(e, e.reshape(6, 5), **tol) is None  # other sizes
+
+
+def test_a_part_whose_right_values_come_in_another_layout_carries_that_as_its_diagnosis():
+    call = CALLS[1]
+    expected = ARRAYS[call["output"]["array"]]
+    part = parts.wrong_part(FakeSession(learner()), call, ARRAYS, array_reply(expected.T))
+    assert part.message.endswith(f"it returned shape {expected.T.shape}, expected {expected.shape}.")
+    assert part.diagnosis.id == "values_rearranged"
+    assert part.diagnosis.message == ("Your Block computes the right values in another layout: axes 0 and 1 "
+                                      "swapped (shape (3, 2) where (2, 3) is expected).")
+    assert parts.wrong_part(FakeSession(learner()), call, ARRAYS, array_reply(expected.T + 1)).diagnosis is None
+
+
 # ------------------------------------------------------------------------------------------ first_wrong_part
 
 
