@@ -2,8 +2,10 @@
 
 The module tree (names, shapes, initialisers) is fixed in each `setup()`:
 Flax derives every parameter's random key from its path, so keep it as given.
-Your task: write the two `__call__` bodies marked TODO. The entry function at the
-bottom is already wired (parameters from the seed, apply, flatten); leave it as it is.
+Your task: write the bodies marked TODO: the lookup, the attention's steps (split and
+merge the heads, the scores, the weights, the heads' outputs) and the `__call__` that
+wires them. The entry function at the bottom is already wired (parameters from the seed,
+apply, flatten); leave it as it is.
 """
 
 import jax
@@ -71,6 +73,72 @@ class ShawAttention(nn.Module):
         self.relative_key = RelativePosition(self.max_relative_position, d_head)
         self.relative_value = RelativePosition(self.max_relative_position, d_head)
 
+    def split_heads(self, t):
+        """(T, D) -> (H, T, d_head): head h gets columns h * d_head .. (h + 1) * d_head - 1."""
+        width = self.d_model // self.num_heads
+        return jnp.stack([t[:, h * width:(h + 1) * width] for h in range(self.num_heads)])  # (H, T, width)
+
+    def merge_heads(self, t):
+        """(H, T, d_head) -> (T, D): split_heads undone."""
+        return jnp.concatenate([t[h] for h in range(t.shape[0])], axis=1)  # (T, D)
+
+    def scores(self, q, k, a_k):
+        """Every head's score of every (query i, key j) pair.
+
+        Args:
+            q, k: (H, T, d_head) float32, the queries and keys split into heads.
+            a_k: (T, T, d_head) float32, the relative key vectors, shared by every head.
+
+        Returns:
+            (H, T, T) float32: (q_i . k_j + q_i . a_K[i, j]) / sqrt(d_head).
+        """
+        width = q.shape[-1]
+        scale = 1.0 / jnp.sqrt(jnp.float32(width))
+        out = []
+        for h in range(q.shape[0]):
+            s = q[h] @ k[h].T + jnp.sum(q[h][:, None, :] * a_k, axis=-1)  # (T, T)
+            out.append(s * scale)
+        return jnp.stack(out)
+
+    def weights(self, scores, causal):
+        """The attention weights: if causal, the keys after each query hidden; softmax over the keys.
+
+        Args:
+            scores: (H, T, T) float32, from scores().
+            causal: bool; if True, query i keeps only keys j <= i.
+
+        Returns:
+            (H, T, T) float32: each query's weights over the keys sum to 1.
+        """
+        seq_len = scores.shape[-1]
+        future = jnp.arange(seq_len)[None, :] > jnp.arange(seq_len)[:, None]  # key after query
+        outs = []
+        for h in range(scores.shape[0]):
+            s = scores[h]
+            if causal:
+                s = jnp.where(future, MASK_VALUE, s)
+            s = s - s.max(axis=-1, keepdims=True)
+            p = jnp.exp(s)
+            outs.append(p / p.sum(axis=-1, keepdims=True))
+        return jnp.stack(outs)
+
+    def attend(self, weights, v, a_v):
+        """Every head's output.
+
+        Args:
+            weights: (H, T, T) float32, from weights().
+            v: (H, T, d_head) float32, the values split into heads.
+            a_v: (T, T, d_head) float32, the relative value vectors, shared by every head.
+
+        Returns:
+            (H, T, d_head) float32: row i is sum_j w_ij (v_j + a_V[i, j]).
+        """
+        outs = []
+        for h in range(weights.shape[0]):
+            p = weights[h]
+            outs.append(p @ v[h] + jnp.sum(p[:, :, None] * a_v, axis=1))  # (T, width)
+        return jnp.stack(outs)
+
     def __call__(self, x, causal):
         """Lets every position attend to every position (if causal, to itself and earlier ones).
 
@@ -82,27 +150,13 @@ class ShawAttention(nn.Module):
             (T, D) float32.
         """
         seq_len = x.shape[0]
-        n_heads = self.num_heads
-        width = self.d_model // n_heads
-        Q, K, V = self.query(x), self.key(x), self.value(x)  # (T, D) each
+        Q = self.split_heads(self.query(x))  # (H, T, width) each
+        K = self.split_heads(self.key(x))
+        V = self.split_heads(self.value(x))
         AK = self.relative_key(seq_len)  # (T, T, width)
         AV = self.relative_value(seq_len)
-        scale = 1.0 / jnp.sqrt(jnp.float32(width))
-        future = jnp.arange(seq_len)[None, :] > jnp.arange(seq_len)[:, None]  # key after query
-
-        outs = []
-        for h in range(n_heads):
-            lo = h * width
-            qh, kh, vh = Q[:, lo:lo + width], K[:, lo:lo + width], V[:, lo:lo + width]
-            s = qh @ kh.T + jnp.sum(qh[:, None, :] * AK, axis=-1)  # (T, T)
-            s = s * scale
-            if causal:
-                s = jnp.where(future, MASK_VALUE, s)
-            s = s - s.max(axis=-1, keepdims=True)
-            p = jnp.exp(s)
-            p = p / p.sum(axis=-1, keepdims=True)
-            outs.append(p @ vh + jnp.sum(p[:, :, None] * AV, axis=1))  # (T, width)
-        return self.out(jnp.concatenate(outs, axis=1))
+        P = self.weights(self.scores(Q, K, AK), causal)
+        return self.out(self.merge_heads(self.attend(P, V, AV)))
 
 
 def shaw_relative_attention(seed, x, num_heads, max_relative_position, causal):

@@ -2,8 +2,10 @@
 
 The module tree (names, shapes, initialisers) is fixed in each `setup()`:
 Flax derives every parameter's random key from its path, so keep it as given.
-Your task: write the two `__call__` bodies marked TODO. The entry function at the
-bottom is already wired (parameters from the seed, apply, flatten); leave it as it is.
+Your task: write the bodies marked TODO: the lookup, the attention's steps (split and
+merge the heads, the scores, the weights, the heads' outputs) and the `__call__` that
+wires them. The entry function at the bottom is already wired (parameters from the seed,
+apply, flatten); leave it as it is.
 """
 
 import jax
@@ -48,18 +50,6 @@ class RelativePosition(nn.Module):
         return self.table[index]
 
 
-def split_heads(t, num_heads):
-    """(T, D) -> (H, T, D // H)."""
-    T, D = t.shape
-    return jnp.swapaxes(t.reshape(T, num_heads, D // num_heads), 0, 1)
-
-
-def merge_heads(t):
-    """(H, T, d) -> (T, H * d)."""
-    H, T, d = t.shape
-    return jnp.swapaxes(t, 0, 1).reshape(T, H * d)
-
-
 class ShawAttention(nn.Module):
     """Multi-head self-attention whose keys and values carry relative position vectors.
 
@@ -83,6 +73,57 @@ class ShawAttention(nn.Module):
         self.relative_key = RelativePosition(self.max_relative_position, d_head)
         self.relative_value = RelativePosition(self.max_relative_position, d_head)
 
+    def split_heads(self, t):
+        """(T, D) -> (H, T, d_head): head h gets columns h * d_head .. (h + 1) * d_head - 1."""
+        T, D = t.shape
+        return jnp.swapaxes(t.reshape(T, self.num_heads, D // self.num_heads), 0, 1)
+
+    def merge_heads(self, t):
+        """(H, T, d_head) -> (T, D): split_heads undone."""
+        H, T, d = t.shape
+        return jnp.swapaxes(t, 0, 1).reshape(T, H * d)
+
+    def scores(self, q, k, a_k):
+        """Every head's score of every (query i, key j) pair.
+
+        Args:
+            q, k: (H, T, d_head) float32, the queries and keys split into heads.
+            a_k: (T, T, d_head) float32, the relative key vectors, shared by every head.
+
+        Returns:
+            (H, T, T) float32: (q_i . k_j + q_i . a_K[i, j]) / sqrt(d_head).
+        """
+        return (q @ jnp.swapaxes(k, 1, 2) + jnp.einsum("hid,ijd->hij", q, a_k)) / jnp.sqrt(q.shape[-1])
+
+    def weights(self, scores, causal):
+        """The attention weights: if causal, the keys after each query hidden; softmax over the keys.
+
+        Args:
+            scores: (H, T, T) float32, from scores().
+            causal: bool; if True, query i keeps only keys j <= i.
+
+        Returns:
+            (H, T, T) float32: each query's weights over the keys sum to 1.
+        """
+        if causal:
+            T = scores.shape[-1]
+            scores = jnp.where(jnp.tril(jnp.ones((T, T), bool)), scores, MASK_VALUE)
+        # half precision softmax to save memory
+        return jax.nn.softmax(scores.astype(jnp.float16), axis=-1).astype(jnp.float32)
+
+    def attend(self, weights, v, a_v):
+        """Every head's output.
+
+        Args:
+            weights: (H, T, T) float32, from weights().
+            v: (H, T, d_head) float32, the values split into heads.
+            a_v: (T, T, d_head) float32, the relative value vectors, shared by every head.
+
+        Returns:
+            (H, T, d_head) float32: row i is sum_j w_ij (v_j + a_V[i, j]).
+        """
+        return weights @ v + jnp.einsum("hij,ijd->hid", weights, a_v)
+
     def __call__(self, x, causal):
         """Lets every position attend to every position (if causal, to itself and earlier ones).
 
@@ -94,19 +135,14 @@ class ShawAttention(nn.Module):
             (T, D) float32.
         """
         T = x.shape[0]
-        q = split_heads(self.query(x), self.num_heads)
-        k = split_heads(self.key(x), self.num_heads)
-        v = split_heads(self.value(x), self.num_heads)
+        q = self.split_heads(self.query(x))
+        k = self.split_heads(self.key(x))
+        v = self.split_heads(self.value(x))
         a_k = self.relative_key(T)
         a_v = self.relative_value(T)
-
-        scores = (q @ jnp.swapaxes(k, 1, 2) + jnp.einsum("hid,ijd->hij", q, a_k)) / jnp.sqrt(q.shape[-1])
-        if causal:
-            scores = jnp.where(jnp.tril(jnp.ones((T, T), bool)), scores, MASK_VALUE)
-        # half precision softmax to save memory
-        probs = jax.nn.softmax(scores.astype(jnp.float16), axis=-1).astype(jnp.float32)
-        ctx = probs @ v + jnp.einsum("hij,ijd->hid", probs, a_v)
-        return self.out(merge_heads(ctx))
+        probs = self.weights(self.scores(q, k, a_k), causal)
+        ctx = self.attend(probs, v, a_v)
+        return self.out(self.merge_heads(ctx))
 
 
 def shaw_relative_attention(seed, x, num_heads, max_relative_position, causal):

@@ -2,8 +2,10 @@
 
 The module tree (names, shapes, initialisers) is fixed in each `setup()`:
 Flax derives every parameter's random key from its path, so keep it as given.
-Your task: write the two `__call__` bodies marked TODO. The entry function at the
-bottom is already wired (parameters from the seed, apply, flatten); leave it as it is.
+Your task: write the bodies marked TODO: the lookup, the attention's steps (split and
+merge the heads, the scores, the weights, the heads' outputs) and the `__call__` that
+wires them. The entry function at the bottom is already wired (parameters from the seed,
+apply, flatten); leave it as it is.
 """
 
 import jax
@@ -71,6 +73,59 @@ class ShawAttention(nn.Module):
         self.relative_key = RelativePosition(self.max_relative_position, d_head)
         self.relative_value = RelativePosition(self.max_relative_position, d_head)
 
+    def split_heads(self, t):
+        """(T, D) -> (H, T, d_head): head h gets columns h * d_head .. (h + 1) * d_head - 1."""
+        T, D = t.shape
+        H = self.num_heads
+        return t.reshape(T, H, D // H).transpose(1, 0, 2)
+
+    def merge_heads(self, t):
+        """(H, T, d_head) -> (T, D): split_heads undone."""
+        H, T, dh = t.shape
+        return t.transpose(1, 0, 2).reshape(T, H * dh)
+
+    def scores(self, q, k, a_k):
+        """Every head's score of every (query i, key j) pair.
+
+        Args:
+            q, k: (H, T, d_head) float32, the queries and keys split into heads.
+            a_k: (T, T, d_head) float32, the relative key vectors, shared by every head.
+
+        Returns:
+            (H, T, T) float32: (q_i . k_j + q_i . a_K[i, j]) / sqrt(d_head).
+        """
+        dh = q.shape[-1]
+        scores = jnp.einsum("hid,hjd->hij", q, k) + jnp.einsum("hid,ijd->hij", q, a_k)
+        return scores / math.sqrt(dh)
+
+    def weights(self, scores, causal):
+        """The attention weights: if causal, the keys after each query hidden; softmax over the keys.
+
+        Args:
+            scores: (H, T, T) float32, from scores().
+            causal: bool; if True, query i keeps only keys j <= i.
+
+        Returns:
+            (H, T, T) float32: each query's weights over the keys sum to 1.
+        """
+        if causal:
+            T = scores.shape[-1]
+            scores = jnp.where(jnp.tril(jnp.ones((T, T), bool)), scores, MASK_VALUE)
+        return jax.nn.softmax(scores, axis=-1)
+
+    def attend(self, weights, v, a_v):
+        """Every head's output.
+
+        Args:
+            weights: (H, T, T) float32, from weights().
+            v: (H, T, d_head) float32, the values split into heads.
+            a_v: (T, T, d_head) float32, the relative value vectors, shared by every head.
+
+        Returns:
+            (H, T, d_head) float32: row i is sum_j w_ij (v_j + a_V[i, j]).
+        """
+        return jnp.einsum("hij,hjd->hid", weights, v)  # weighted values, (H, T, dh)
+
     def __call__(self, x, causal):
         """Lets every position attend to every position (if causal, to itself and earlier ones).
 
@@ -81,21 +136,15 @@ class ShawAttention(nn.Module):
         Returns:
             (T, D) float32.
         """
-        T, D = x.shape
-        H = self.num_heads
-        dh = D // H
-        q = self.query(x).reshape(T, H, dh)
-        k = self.key(x).reshape(T, H, dh)
-        v = self.value(x).reshape(T, H, dh)
+        T = x.shape[0]
+        q = self.split_heads(self.query(x))
+        k = self.split_heads(self.key(x))
+        v = self.split_heads(self.value(x))
         a_k = self.relative_key(T)  # (T, T, dh)
-
-        scores = jnp.einsum("ihd,jhd->hij", q, k) + jnp.einsum("ihd,ijd->hij", q, a_k)
-        scores = scores / math.sqrt(dh)
-        if causal:
-            scores = jnp.where(jnp.tril(jnp.ones((T, T), bool)), scores, MASK_VALUE)
-        w = jax.nn.softmax(scores, axis=-1)
-        out = jnp.einsum("hij,jhd->ihd", w, v)  # weighted values, (T, H, dh)
-        return self.out(out.reshape(T, D))
+        a_v = self.relative_value(T)  # (T, T, dh)
+        w = self.weights(self.scores(q, k, a_k), causal)
+        out = self.attend(w, v, a_v)
+        return self.out(self.merge_heads(out))
 
 
 def shaw_relative_attention(seed, x, num_heads, max_relative_position, causal):

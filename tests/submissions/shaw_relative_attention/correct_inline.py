@@ -2,13 +2,16 @@
 
 The module tree (names, shapes, initialisers) is fixed in each `setup()`:
 Flax derives every parameter's random key from its path, so keep it as given.
-Your task: write the two `__call__` bodies marked TODO. The entry function at the
-bottom is already wired (parameters from the seed, apply, flatten); leave it as it is.
+Your task: write the bodies marked TODO: the lookup, the attention's steps (split and
+merge the heads, the scores, the weights, the heads' outputs) and the `__call__` that
+wires them. The entry function at the bottom is already wired (parameters from the seed,
+apply, flatten); leave it as it is.
 """
 
 import jax
 import jax.numpy as jnp
 import flax.linen as nn
+import math
 
 # Replaces the score of a key that a query may not see: softmax then gives it weight 0.
 MASK_VALUE = jnp.finfo(jnp.float32).min
@@ -40,12 +43,10 @@ class RelativePosition(nn.Module):
             (T, T, d_head) float32: entry [i, j] is the table row
             clip(j - i, -k, k) + k.
         """
-        T = length
         k = self.max_relative_position
-        query_pos = jnp.arange(T)[:, None]
-        key_pos = jnp.arange(T)[None, :]
-        offset = jnp.maximum(jnp.minimum(key_pos - query_pos, k), -k)
-        return self.table[offset + k]
+        pos = jnp.arange(length)
+        rel = jnp.clip(pos[None, :] - pos[:, None], -k, k) + k  # (T, T), row of offset j - i
+        return self.table[rel]
 
 
 class ShawAttention(nn.Module):
@@ -71,6 +72,56 @@ class ShawAttention(nn.Module):
         self.relative_key = RelativePosition(self.max_relative_position, d_head)
         self.relative_value = RelativePosition(self.max_relative_position, d_head)
 
+    def split_heads(self, t):
+        """(T, D) -> (H, T, d_head): head h gets columns h * d_head .. (h + 1) * d_head - 1."""
+        # TODO: reshape to (T, H, d_head), then move the head axis to the front.
+        raise NotImplementedError
+
+    def merge_heads(self, t):
+        """(H, T, d_head) -> (T, D): split_heads undone."""
+        # TODO: move the head axis back behind the positions, then reshape to (T, D).
+        raise NotImplementedError
+
+    def scores(self, q, k, a_k):
+        """Every head's score of every (query i, key j) pair.
+
+        Args:
+            q, k: (H, T, d_head) float32, the queries and keys split into heads.
+            a_k: (T, T, d_head) float32, the relative key vectors, shared by every head.
+
+        Returns:
+            (H, T, T) float32: (q_i . k_j + q_i . a_K[i, j]) / sqrt(d_head).
+        """
+        # TODO: the content term and the relative key term, their sum divided by sqrt(d_head).
+        raise NotImplementedError
+
+    def weights(self, scores, causal):
+        """The attention weights: if causal, the keys after each query hidden; softmax over the keys.
+
+        Args:
+            scores: (H, T, T) float32, from scores().
+            causal: bool; if True, query i keeps only keys j <= i.
+
+        Returns:
+            (H, T, T) float32: each query's weights over the keys sum to 1.
+        """
+        # TODO: if causal, replace the scores of keys j > i by MASK_VALUE; softmax over the keys.
+        raise NotImplementedError
+
+    def attend(self, weights, v, a_v):
+        """Every head's output.
+
+        Args:
+            weights: (H, T, T) float32, from weights().
+            v: (H, T, d_head) float32, the values split into heads.
+            a_v: (T, T, d_head) float32, the relative value vectors, shared by every head.
+
+        Returns:
+            (H, T, d_head) float32: row i is sum_j w_ij (v_j + a_V[i, j]).
+        """
+        # TODO: the weighted sum of the values plus the weighted sum of the a_V vectors.
+        raise NotImplementedError
+
     def __call__(self, x, causal):
         """Lets every position attend to every position (if causal, to itself and earlier ones).
 
@@ -82,23 +133,19 @@ class ShawAttention(nn.Module):
             (T, D) float32.
         """
         T, D = x.shape
-        H = self.num_heads
-        hd = D // H
-        q = self.query(x).reshape(T, H, hd)
-        k = self.key(x).reshape(T, H, hd)
-        v = self.value(x).reshape(T, H, hd)
-        ak = self.relative_key(T)
-        av = self.relative_value(T)
-
-        # scores laid out (query i, key j, head h)
-        s = jnp.einsum("ihd,jhd->ijh", q, k) + jnp.einsum("ihd,ijd->ijh", q, ak)
-        s = s / jnp.sqrt(float(hd))
+        nh = self.num_heads
+        hd = D // nh
+        q = jnp.transpose(self.query(x).reshape(T, nh, hd), (1, 0, 2))  # (nh, T, hd)
+        k = jnp.transpose(self.key(x).reshape(T, nh, hd), (1, 0, 2))
+        v = jnp.transpose(self.value(x).reshape(T, nh, hd), (1, 0, 2))
+        rk = self.relative_key(T)  # (T, T, hd)
+        rv = self.relative_value(T)
+        e = (jnp.matmul(q, jnp.transpose(k, (0, 2, 1))) + jnp.einsum("hid,ijd->hij", q, rk)) / math.sqrt(hd)
         if causal:
-            lower = jnp.tril(jnp.ones((T, T), dtype=bool))[:, :, None]
-            s = jnp.where(lower, s, MASK_VALUE)
-        p = jax.nn.softmax(s, axis=0)
-        z = jnp.einsum("ijh,jhd->ihd", p, v) + jnp.einsum("ijh,ijd->ihd", p, av)
-        return self.out(z.reshape(T, D))
+            e = jnp.where(jnp.tril(jnp.ones((T, T), dtype=bool)), e, MASK_VALUE)
+        w = jax.nn.softmax(e, axis=-1)
+        z = jnp.matmul(w, v) + jnp.einsum("hij,ijd->hid", w, rv)
+        return self.out(jnp.transpose(z, (1, 0, 2)).reshape(T, D))
 
 
 def shaw_relative_attention(seed, x, num_heads, max_relative_position, causal):
