@@ -146,7 +146,6 @@ class T5Attention(nn.Module):
         Returns:
             (H, T, T) float32: q_i . k_j + bias[h, i, j], not scaled.
         """
-        hd = self.d_model // self.num_heads
         scores = q @ k.transpose(0, 2, 1)  # (H, T, T), not divided by sqrt(hd): T5 never scales
         scores = scores + bias  # (H, T, T)
         return scores

@@ -2,9 +2,10 @@
 
 The module tree (names, shapes, initialisers) is fixed in each `setup()`:
 Flax derives every parameter's random key from its path, so keep it as given.
-Your task: write the bucketing function and the two `__call__` bodies marked TODO.
-The entry function at the bottom is already wired (parameters from the seed, apply,
-flatten); leave it as it is.
+Your task: write the bodies marked TODO: the bucketing function, the bias module, the
+attention's steps (split and merge the heads, the scores, the weights) and the `__call__`
+that wires them. The entry function at the bottom is already wired (parameters from the
+seed, apply, flatten); leave it as it is.
 """
 
 import math
@@ -127,6 +128,53 @@ class T5Attention(nn.Module):
             self.num_buckets, self.num_heads, self.max_distance, bidirectional=not self.causal
         )  # embedding (num_buckets, H)
 
+    def split_heads(self, t):
+        """(T, D) -> (H, T, d_head): head h gets columns h * d_head .. (h + 1) * d_head - 1."""
+        head_dim = self.d_model // self.num_heads
+        heads = []
+        for h in range(self.num_heads):
+            lo, hi = h * head_dim, (h + 1) * head_dim
+            heads.append(t[:, lo:hi])
+        return jnp.stack(heads, axis=0)
+
+    def merge_heads(self, t):
+        """(H, T, d_head) -> (T, D): split_heads undone."""
+        return jnp.concatenate([t[h] for h in range(self.num_heads)], axis=-1)
+
+    def scores(self, q, k, bias):
+        """Every head's score of every (query i, key j) pair.
+
+        Args:
+            q, k: (H, T, d_head) float32, the queries and keys split into heads.
+            bias: (H, T, T) float32, from relative_attention_bias.
+
+        Returns:
+            (H, T, T) float32: q_i . k_j + bias[h, i, j], not scaled.
+        """
+        logits = []
+        for h in range(self.num_heads):
+            logits.append(q[h] @ k[h].T)
+        return jnp.stack(logits, axis=0)
+
+    def weights(self, scores):
+        """The attention weights: in a causal layer the keys after each query hidden; softmax over the keys.
+
+        Args:
+            scores: (H, T, T) float32, from scores().
+
+        Returns:
+            (H, T, T) float32: each query's weights over the keys sum to 1.
+        """
+        seq_len = scores.shape[-1]
+        allowed = np.arange(seq_len)[None, :] <= np.arange(seq_len)[:, None]
+        probs = []
+        for h in range(self.num_heads):
+            logits = scores[h]
+            if self.causal:
+                logits = jnp.where(allowed, logits, MASK_VALUE)
+            probs.append(jax.nn.softmax(logits, axis=-1))
+        return jnp.stack(probs, axis=0)
+
     def __call__(self, x):
         """Lets every position of `x` attend over the positions of `x`.
 
@@ -137,20 +185,13 @@ class T5Attention(nn.Module):
             (T, D) float32.
         """
         seq_len = x.shape[0]
-        head_dim = self.d_model // self.num_heads
-        queries, keys, values = self.q(x), self.k(x), self.v(x)
+        queries = self.split_heads(self.q(x))
+        keys = self.split_heads(self.k(x))
+        values = self.split_heads(self.v(x))
         bias = self.relative_attention_bias(seq_len)  # (H, T, T)
-        allowed = np.arange(seq_len)[None, :] <= np.arange(seq_len)[:, None]
-        outputs = []
-        for h in range(self.num_heads):
-            lo, hi = h * head_dim, (h + 1) * head_dim
-            qh, kh, vh = queries[:, lo:hi], keys[:, lo:hi], values[:, lo:hi]
-            logits = qh @ kh.T
-            if self.causal:
-                logits = jnp.where(allowed, logits, MASK_VALUE)
-            probs = jax.nn.softmax(logits, axis=-1) + bias[h]
-            outputs.append(probs @ vh)
-        return self.o(jnp.concatenate(outputs, axis=-1))
+        probs = self.weights(self.scores(queries, keys, bias))
+        outputs = [(probs[h] + bias[h]) @ values[h] for h in range(self.num_heads)]
+        return self.o(self.merge_heads(jnp.stack(outputs, axis=0)))
 
 
 def t5_attention(seed, x, num_heads, num_buckets, max_distance, causal):

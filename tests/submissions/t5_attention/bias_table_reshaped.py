@@ -2,9 +2,10 @@
 
 The module tree (names, shapes, initialisers) is fixed in each `setup()`:
 Flax derives every parameter's random key from its path, so keep it as given.
-Your task: write the bucketing function and the two `__call__` bodies marked TODO.
-The entry function at the bottom is already wired (parameters from the seed, apply,
-flatten); leave it as it is.
+Your task: write the bodies marked TODO: the bucketing function, the bias module, the
+attention's steps (split and merge the heads, the scores, the weights) and the `__call__`
+that wires them. The entry function at the bottom is already wired (parameters from the
+seed, apply, flatten); leave it as it is.
 """
 
 import math
@@ -120,6 +121,48 @@ class T5Attention(nn.Module):
             self.num_buckets, self.num_heads, self.max_distance, bidirectional=not self.causal
         )  # embedding (num_buckets, H)
 
+    def split_heads(self, t):
+        """(T, D) -> (H, T, d_head): head h gets columns h * d_head .. (h + 1) * d_head - 1."""
+        T = t.shape[0]
+        n_heads = self.num_heads
+        d_head = self.d_model // n_heads
+        return t.reshape(T, n_heads, d_head).swapaxes(0, 1)
+
+    def merge_heads(self, t):
+        """(H, T, d_head) -> (T, D): split_heads undone."""
+        n_heads, T, d_head = t.shape
+        return t.swapaxes(0, 1).reshape(T, n_heads * d_head)
+
+    def scores(self, q, k, bias):
+        """Every head's score of every (query i, key j) pair.
+
+        Args:
+            q, k: (H, T, d_head) float32, the queries and keys split into heads.
+            bias: (H, T, T) float32, from relative_attention_bias.
+
+        Returns:
+            (H, T, T) float32: q_i . k_j + bias[h, i, j], not scaled.
+        """
+        return jnp.matmul(q, k.swapaxes(-1, -2)) + bias
+
+    def weights(self, scores):
+        """The attention weights: in a causal layer the keys after each query hidden; softmax over the keys.
+
+        Args:
+            scores: (H, T, T) float32, from scores().
+
+        Returns:
+            (H, T, T) float32: each query's weights over the keys sum to 1.
+        """
+        if self.causal:
+            T = scores.shape[-1]
+            row = jnp.arange(T)[:, None]
+            col = jnp.arange(T)[None, :]
+            scores = jnp.where(col > row, MASK_VALUE, scores)
+        scores = scores - scores.max(axis=-1, keepdims=True)
+        e = jnp.exp(scores)
+        return e / e.sum(axis=-1, keepdims=True)
+
     def __call__(self, x):
         """Lets every position of `x` attend over the positions of `x`.
 
@@ -130,28 +173,12 @@ class T5Attention(nn.Module):
             (T, D) float32.
         """
         T = x.shape[0]
-        n_heads = self.num_heads
-        d_head = self.d_model // n_heads
-
-        def split_heads(t):
-            return t.reshape(T, n_heads, d_head).swapaxes(0, 1)
-
-        def merge_heads(t):
-            return t.swapaxes(0, 1).reshape(T, n_heads * d_head)
-
-        q = split_heads(self.q(x))
-        k = split_heads(self.k(x))
-        v = split_heads(self.v(x))
+        q = self.split_heads(self.q(x))
+        k = self.split_heads(self.k(x))
+        v = self.split_heads(self.v(x))
         position_bias = self.relative_attention_bias(T)
-        scores = jnp.matmul(q, k.swapaxes(-1, -2)) + position_bias
-        if self.causal:
-            row = jnp.arange(T)[:, None]
-            col = jnp.arange(T)[None, :]
-            scores = jnp.where(col > row, MASK_VALUE, scores)
-        scores = scores - scores.max(axis=-1, keepdims=True)
-        e = jnp.exp(scores)
-        weights = e / e.sum(axis=-1, keepdims=True)
-        return self.o(merge_heads(jnp.matmul(weights, v)))
+        weights = self.weights(self.scores(q, k, position_bias))
+        return self.o(self.merge_heads(jnp.matmul(weights, v)))
 
 
 def t5_attention(seed, x, num_heads, num_buckets, max_distance, causal):

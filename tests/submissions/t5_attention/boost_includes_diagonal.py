@@ -2,9 +2,10 @@
 
 The module tree (names, shapes, initialisers) is fixed in each `setup()`:
 Flax derives every parameter's random key from its path, so keep it as given.
-Your task: write the bucketing function and the two `__call__` bodies marked TODO.
-The entry function at the bottom is already wired (parameters from the seed, apply,
-flatten); leave it as it is.
+Your task: write the bodies marked TODO: the bucketing function, the bias module, the
+attention's steps (split and merge the heads, the scores, the weights) and the `__call__`
+that wires them. The entry function at the bottom is already wired (parameters from the
+seed, apply, flatten); leave it as it is.
 """
 
 import math
@@ -131,6 +132,47 @@ class T5Attention(nn.Module):
             self.num_buckets, self.num_heads, self.max_distance, bidirectional=not self.causal
         )  # embedding (num_buckets, H)
 
+    def split_heads(self, t):
+        """(T, D) -> (H, T, d_head): head h gets columns h * d_head .. (h + 1) * d_head - 1."""
+        seq_length = t.shape[0]
+        head_dim = self.d_model // self.num_heads
+        return t.reshape(seq_length, self.num_heads, head_dim).transpose(1, 0, 2)
+
+    def merge_heads(self, t):
+        """(H, T, d_head) -> (T, D): split_heads undone."""
+        seq_length = t.shape[1]
+        return t.transpose(1, 0, 2).reshape(seq_length, self.d_model)
+
+    def scores(self, q, k, bias):
+        """Every head's score of every (query i, key j) pair.
+
+        Args:
+            q, k: (H, T, d_head) float32, the queries and keys split into heads.
+            bias: (H, T, T) float32, from relative_attention_bias.
+
+        Returns:
+            (H, T, T) float32: q_i . k_j + bias[h, i, j], not scaled.
+        """
+        attn_weights = jnp.einsum("hqd,hkd->hqk", q, k)
+        attn_weights = attn_weights + bias
+        return attn_weights
+
+    def weights(self, scores):
+        """The attention weights: in a causal layer the keys after each query hidden; softmax over the keys.
+
+        Args:
+            scores: (H, T, T) float32, from scores().
+
+        Returns:
+            (H, T, T) float32: each query's weights over the keys sum to 1.
+        """
+        if self.causal:
+            seq_length = scores.shape[-1]
+            causal_mask = jnp.tril(jnp.ones((seq_length, seq_length), dtype=bool))
+            scores = scores + jnp.where(causal_mask, 0.0, MASK_VALUE)
+        attn_weights = jax.nn.softmax(scores, axis=-1)
+        return attn_weights
+
     def __call__(self, x):
         """Lets every position of `x` attend over the positions of `x`.
 
@@ -141,28 +183,15 @@ class T5Attention(nn.Module):
             (T, D) float32.
         """
         seq_length = x.shape[0]
-        head_dim = self.d_model // self.num_heads
 
-        def shape(states):
-            return states.reshape(seq_length, self.num_heads, head_dim).transpose(1, 0, 2)
-
-        def unshape(states):
-            return states.transpose(1, 0, 2).reshape(seq_length, self.d_model)
-
-        query_states = shape(self.q(x))
-        key_states = shape(self.k(x))
-        value_states = shape(self.v(x))
+        query_states = self.split_heads(self.q(x))
+        key_states = self.split_heads(self.k(x))
+        value_states = self.split_heads(self.v(x))
 
         position_bias = self.relative_attention_bias(seq_length)  # (H, T, T)
-        if self.causal:
-            causal_mask = jnp.tril(jnp.ones((seq_length, seq_length), dtype=bool))
-            position_bias = position_bias + jnp.where(causal_mask, 0.0, MASK_VALUE)
-
-        attn_weights = jnp.einsum("hqd,hkd->hqk", query_states, key_states)
-        attn_weights = attn_weights + position_bias
-        attn_weights = jax.nn.softmax(attn_weights, axis=-1)
+        attn_weights = self.weights(self.scores(query_states, key_states, position_bias))
         attn_output = jnp.einsum("hqk,hkd->hqd", attn_weights, value_states)
-        return self.o(unshape(attn_output))
+        return self.o(self.merge_heads(attn_output))
 
 
 def t5_attention(seed, x, num_heads, num_buckets, max_distance, causal):

@@ -2,9 +2,10 @@
 
 The module tree (names, shapes, initialisers) is fixed in each `setup()`:
 Flax derives every parameter's random key from its path, so keep it as given.
-Your task: write the bucketing function and the two `__call__` bodies marked TODO.
-The entry function at the bottom is already wired (parameters from the seed, apply,
-flatten); leave it as it is.
+Your task: write the bodies marked TODO: the bucketing function, the bias module, the
+attention's steps (split and merge the heads, the scores, the weights) and the `__call__`
+that wires them. The entry function at the bottom is already wired (parameters from the
+seed, apply, flatten); leave it as it is.
 """
 
 import math
@@ -126,6 +127,43 @@ class T5Attention(nn.Module):
         self.relative_attention_bias = RelativePositionBias(
             self.num_buckets, self.num_heads, self.max_distance, bidirectional=not self.causal
         )  # embedding (num_buckets, H)
+
+    def split_heads(self, t):
+        """(T, D) -> (H, T, d_head): head h gets columns h * d_head .. (h + 1) * d_head - 1."""
+        # TODO: reshape to (T, H, d_head), then move the head axis to the front.
+        raise NotImplementedError
+
+    def merge_heads(self, t):
+        """(H, T, d_head) -> (T, D): split_heads undone."""
+        # TODO: move the head axis back behind the positions, then reshape to (T, D).
+        raise NotImplementedError
+
+    def scores(self, q, k, bias):
+        """Every head's score of every (query i, key j) pair.
+
+        Args:
+            q, k: (H, T, d_head) float32, the queries and keys split into heads.
+            bias: (H, T, T) float32, from relative_attention_bias.
+
+        Returns:
+            (H, T, T) float32: q_i . k_j + bias[h, i, j], not scaled.
+        """
+        # TODO: the dot products of every query with every key (no 1/sqrt(head_dim)
+        # scaling), plus the bias.
+        raise NotImplementedError
+
+    def weights(self, scores):
+        """The attention weights: in a causal layer the keys after each query hidden; softmax over the keys.
+
+        Args:
+            scores: (H, T, T) float32, from scores().
+
+        Returns:
+            (H, T, T) float32: each query's weights over the keys sum to 1.
+        """
+        # TODO: when self.causal, replace the scores of keys j > i by MASK_VALUE; softmax
+        # over the keys.
+        raise NotImplementedError
 
     def __call__(self, x):
         """Lets every position of `x` attend over the positions of `x`.

@@ -2,9 +2,10 @@
 
 The module tree (names, shapes, initialisers) is fixed in each `setup()`:
 Flax derives every parameter's random key from its path, so keep it as given.
-Your task: write the bucketing function and the two `__call__` bodies marked TODO.
-The entry function at the bottom is already wired (parameters from the seed, apply,
-flatten); leave it as it is.
+Your task: write the bodies marked TODO: the bucketing function, the bias module, the
+attention's steps (split and merge the heads, the scores, the weights) and the `__call__`
+that wires them. The entry function at the bottom is already wired (parameters from the
+seed, apply, flatten); leave it as it is.
 """
 
 import math
@@ -125,6 +126,44 @@ class T5Attention(nn.Module):
             self.num_buckets, self.num_heads, self.max_distance, bidirectional=not self.causal
         )  # embedding (num_buckets, H)
 
+    def split_heads(self, t):
+        """(T, D) -> (H, T, d_head): head h gets columns h * d_head .. (h + 1) * d_head - 1."""
+        T, D = t.shape
+        H = self.num_heads
+        return jnp.einsum("thd->htd", t.reshape(T, H, D // H))
+
+    def merge_heads(self, t):
+        """(H, T, d_head) -> (T, D): split_heads undone."""
+        H, T, dh = t.shape
+        return jnp.einsum("htd->thd", t).reshape(T, H * dh)
+
+    def scores(self, q, k, bias):
+        """Every head's score of every (query i, key j) pair.
+
+        Args:
+            q, k: (H, T, d_head) float32, the queries and keys split into heads.
+            bias: (H, T, T) float32, from relative_attention_bias.
+
+        Returns:
+            (H, T, T) float32: q_i . k_j + bias[h, i, j], not scaled.
+        """
+        return jnp.einsum("hqd,hkd->hqk", q, k) + bias
+
+    def weights(self, scores):
+        """The attention weights: in a causal layer the keys after each query hidden; softmax over the keys.
+
+        Args:
+            scores: (H, T, T) float32, from scores().
+
+        Returns:
+            (H, T, T) float32: each query's weights over the keys sum to 1.
+        """
+        if self.causal:
+            T = scores.shape[-1]
+            causal_mask = jnp.tril(jnp.ones((T, T), dtype=bool))
+            scores = jnp.where(causal_mask, scores, MASK_VALUE)
+        return jax.nn.softmax(scores, axis=-1)
+
     def __call__(self, x):
         """Lets every position of `x` attend over the positions of `x`.
 
@@ -134,20 +173,13 @@ class T5Attention(nn.Module):
         Returns:
             (T, D) float32.
         """
-        T, D = x.shape
-        H = self.num_heads
-        dh = D // H
-        q = self.q(x).reshape(T, H, dh)
-        k = self.k(x).reshape(T, H, dh)
-        v = self.v(x).reshape(T, H, dh)
-        scores = jnp.einsum("qhd,khd->hqk", q, k)
-        scores += self.relative_attention_bias(T)
-        if self.causal:
-            causal_mask = jnp.tril(jnp.ones((T, T), dtype=bool))
-            scores = jnp.where(causal_mask, scores, MASK_VALUE)
-        attn = jax.nn.softmax(scores, axis=-1)
-        out = jnp.einsum("hqk,khd->qhd", attn, v).reshape(T, D)
-        return self.o(out)
+        T = x.shape[0]
+        q = self.split_heads(self.q(x))
+        k = self.split_heads(self.k(x))
+        v = self.split_heads(self.v(x))
+        attn = self.weights(self.scores(q, k, self.relative_attention_bias(T)))
+        out = jnp.einsum("hqk,hkd->hqd", attn, v)
+        return self.o(self.merge_heads(out))
 
 
 def t5_attention(seed, x, num_heads, num_buckets, max_distance, causal):
