@@ -81,31 +81,33 @@ class RelativeAttention(nn.Module):
         raise NotImplementedError
 
     def scores(self, x, memory):
-        """Every head's score of every (query i, key j) pair: the four terms, divided by sqrt(d_head).
+        """Every head's score of every (query i, key j) pair: the four terms, divided by sqrt(d_head),
+        and the keys after each query's position hidden.
 
         Args:
             x: (T, D) float32, the current segment (the queries).
             memory: (M, D) float32, the previous segment; the keys are the rows of [memory; x].
 
         Returns:
-            (H, T, M + T) float32, nothing masked yet.
+            (H, T, M + T) float32: MASK_VALUE where key j lies after query i's position M + i
+            (any value as negative, -inf included, counts as hidden: the softmax gives it weight 0).
         """
         # TODO: queries from x, content keys from [memory; x], split into heads;
         # r = pos_proj(sinusoid of the distance (M + i) - j) for every query i and key j,
-        # split into heads; (q_i + u) . k_j + (q_i + v) . r_ij, all divided by sqrt(d_head).
+        # split into heads; (q_i + u) . k_j + (q_i + v) . r_ij, all divided by sqrt(d_head);
+        # then replace the scores of keys j > M + i by MASK_VALUE.
         raise NotImplementedError
 
-    def weights(self, scores, memory_length):
-        """The attention weights: the keys after each query's position hidden, softmax over the keys.
+    def weights(self, scores):
+        """The attention weights: softmax over the keys.
 
         Args:
-            scores: (H, T, M + T) float32, from scores().
-            memory_length: int M; query i sits at position M + i, key j at position j.
+            scores: (H, T, M + T) float32, from scores() (the hidden keys already masked).
 
         Returns:
             (H, T, M + T) float32: each query's weights over the keys sum to 1.
         """
-        # TODO: replace the scores of keys j > M + i by MASK_VALUE; softmax over the keys.
+        # TODO: softmax over the keys.
         raise NotImplementedError
 
     def __call__(self, x, memory):

@@ -82,14 +82,16 @@ class RelativeAttention(nn.Module):
         return t.reshape(t.shape[0], self.num_heads, self.d_model // self.num_heads)
 
     def scores(self, x, memory):
-        """Every head's score of every (query i, key j) pair: the four terms, divided by sqrt(d_head).
+        """Every head's score of every (query i, key j) pair: the four terms, divided by sqrt(d_head),
+        and the keys after each query's position hidden.
 
         Args:
             x: (T, D) float32, the current segment (the queries).
             memory: (M, D) float32, the previous segment; the keys are the rows of [memory; x].
 
         Returns:
-            (H, T, M + T) float32, nothing masked yet.
+            (H, T, M + T) float32: MASK_VALUE where key j lies after query i's position M + i
+            (any value as negative, -inf included, counts as hidden: the softmax gives it weight 0).
         """
         T, M = x.shape[0], memory.shape[0]
         K = M + T  # keys: memory rows, then the rows of x
@@ -107,22 +109,19 @@ class RelativeAttention(nn.Module):
         content = jnp.einsum("ihd,jhd->hij", q + self.u, k)  # (H, T, K): terms (a) + (c)
         position = jnp.einsum("ihd,ijhd->hij", q + self.v, r)  # (H, T, K): terms (b) + (d)
         scores = (content + position) / jnp.sqrt(jnp.float32(d_head))  # (H, T, K)
+        visible = distance >= 0  # (T, K): key j at or before query i's position M + i
+        scores = jnp.where(visible[None, :, :], scores, MASK_VALUE)
         return scores
 
-    def weights(self, scores, memory_length):
-        """The attention weights: the keys after each query's position hidden, softmax over the keys.
+    def weights(self, scores):
+        """The attention weights: softmax over the keys.
 
         Args:
-            scores: (H, T, M + T) float32, from scores().
-            memory_length: int M; query i sits at position M + i, key j at position j.
+            scores: (H, T, M + T) float32, from scores() (the hidden keys already masked).
 
         Returns:
             (H, T, M + T) float32: each query's weights over the keys sum to 1.
         """
-        T, K = scores.shape[1], scores.shape[2]
-        behind = (memory_length + jnp.arange(T))[:, None] - jnp.arange(K)[None, :]  # (T, K): (M + i) - j
-        visible = behind >= 0  # (T, K): key j at or before query i's position M + i
-        scores = jnp.where(visible[None, :, :], scores, MASK_VALUE)
         return jax.nn.softmax(scores, axis=-1)  # each query's weights over the keys sum to 1
 
     def __call__(self, x, memory):
@@ -136,10 +135,9 @@ class RelativeAttention(nn.Module):
         Returns:
             (T, D) float32.
         """
-        M = memory.shape[0]
         context = jnp.concatenate([memory, x], axis=0)  # (M + T, D): the values' rows
         v = self.split_heads(self.value(context))  # (M + T, H, d_head)
-        weights = self.weights(self.scores(x, memory), M)  # (H, T, M + T)
+        weights = self.weights(self.scores(x, memory))  # (H, T, M + T)
         heads = jnp.einsum("hij,jhd->ihd", weights, v)  # (T, H, d_head)
         return self.out(heads.reshape(x.shape[0], self.d_model))  # (T, D)
 
