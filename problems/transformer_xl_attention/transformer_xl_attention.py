@@ -90,7 +90,8 @@ class RelativeAttention(nn.Module):
 
         Returns:
             (H, T, M + T) float32: MASK_VALUE where key j lies after query i's position M + i
-            (any value as negative, -inf included, counts as hidden: the softmax gives it weight 0).
+            (any value at or below -1e9, -inf included, counts as hidden: the softmax gives it
+            weight 0).
         """
         # TODO: queries from x, content keys from [memory; x], split into heads;
         # r = pos_proj(sinusoid of the distance (M + i) - j) for every query i and key j,

@@ -91,7 +91,8 @@ class RelativeAttention(nn.Module):
 
         Returns:
             (H, T, M + T) float32: MASK_VALUE where key j lies after query i's position M + i
-            (any value as negative, -inf included, counts as hidden: the softmax gives it weight 0).
+            (any value at or below -1e9, -inf included, counts as hidden: the softmax gives it
+            weight 0).
         """
         T, M = x.shape[0], memory.shape[0]
         K = M + T  # keys: memory rows, then the rows of x

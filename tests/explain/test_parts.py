@@ -476,3 +476,15 @@ def test_grade_part_of_a_class_that_raises_is_an_error_and_a_failing_worker_is_t
 def test_grade_part_of_a_class_the_reference_never_calls_is_the_problems_fault(grade_part):
     with pytest.raises(ProblemError, match="makes no call of Attention that can be recorded"):
         grade_part(learner(), "Attention")
+
+
+def test_a_hidden_score_agrees_however_it_is_written():
+    # A step that masks (Transformer-XL's scores): MASK_VALUE in the reference, -inf or -1e9 in the learner's.
+    mask_value = np.finfo(np.float32).min
+    expected = np.array([[0.5, mask_value], [0.25, 1.0]], np.float32)
+    for hidden in (-np.inf, -1e9, mask_value):
+        assert differs(expected, array_reply(np.where(expected == mask_value, hidden, expected))) is None
+    sentence, _ = differs(expected, array_reply(np.where(expected == mask_value, -1e4, expected)))
+    assert sentence.startswith("1 of 4 values")  # not hidden enough to be sure: a score like any other
+    sentence, _ = differs(expected, array_reply(np.full((2, 2), -np.inf, np.float32)))
+    assert sentence.startswith("3 of 4 values")  # visible keys hidden
