@@ -100,6 +100,33 @@ def layout(expected: np.ndarray, actual: np.ndarray, rtol: float, atol: float) -
             f"{tuple(expected.shape)} is expected)")
 
 
+def heads(expected: np.ndarray, actual: np.ndarray, bad: np.ndarray, num_heads, rtol: float, atol: float) -> str | None:
+    """Which heads of a part's per-head output differ (the one axis of size ``num_heads``, in an output of
+    three axes or more): the heads that agree where some do, or the order the heads come in where yours are
+    the reference's rearranged. None where that axis is not known, or where every head is wrong otherwise."""
+    if not isinstance(num_heads, int) or num_heads < 2 or expected.ndim < 3 or expected.shape.count(num_heads) != 1:
+        return None
+    axis = expected.shape.index(num_heads)
+    e, a = np.moveaxis(expected, axis, 0), np.moveaxis(actual, axis, 0)
+    wrong = [h for h in range(num_heads) if np.moveaxis(bad, axis, 0)[h].any()]
+    if len(wrong) < num_heads:
+        right = [h for h in range(num_heads) if h not in wrong]
+        return (f"{_heads(wrong)} of {num_heads} differ{'s' if len(wrong) == 1 else ''}; "
+                f"{_heads(right)} agree{'s' if len(right) == 1 else ''}")
+    source = [next((g for g in range(num_heads) if same_values(e[g], a[h], rtol, atol).all()), None)
+              for h in range(num_heads)]
+    if None in source:
+        return None
+    return ("your heads are the reference's in another order: "
+            + ", ".join(f"your head {h} is its head {g}" for h, g in enumerate(source)))
+
+
+def _heads(numbers: list[int]) -> str:
+    if len(numbers) == 1:
+        return f"head {numbers[0]}"
+    return "heads " + ", ".join(str(n) for n in numbers[:-1]) + f" and {numbers[-1]}"
+
+
 def difference(session, call: dict, arrays: list, reply) -> tuple[str, list[str]] | None:
     """How the learner's output of ``call`` differs from the reference's (None if it agrees): a sentence,
     and lines that show the row holding the worst value."""
@@ -130,6 +157,9 @@ def difference(session, call: dict, arrays: list, reply) -> tuple[str, list[str]
     worst = np.unravel_index(int(np.argmax(err)), expected.shape)
     sentence = (f"{int(bad.sum())} of {expected.size} values of its output differ, the worst at "
                 f"{tuple(int(i) for i in worst)}: expected {expected[worst]:.6g}, got {actual[worst]:.6g}")
+    per_head = heads(expected, actual, bad, call["fields"].get("num_heads"), problem.rtol, problem.atol)
+    if per_head:
+        sentence += f"; {per_head}"
     details = []
     if expected.ndim >= 1:
         row = worst[:-1]

@@ -174,7 +174,7 @@ def test_run_call_sends_only_the_arrays_the_call_reads_renumbered():
 
 def differs(expected, reply, problem=PROBLEM):
     arrays = [np.asarray(expected)]
-    call = {"path": "p", "cls": "Scale", "names": ["x"], "args": [], "kwargs": {}, "variables": {},
+    call = {"path": "p", "cls": "Scale", "fields": {}, "names": ["x"], "args": [], "kwargs": {}, "variables": {},
             "output": {"array": 0}}
     return parts.difference(SimpleNamespace(problem=problem), call, arrays, reply)
 
@@ -488,3 +488,31 @@ def test_a_hidden_score_agrees_however_it_is_written():
     assert sentence.startswith("1 of 4 values")  # not hidden enough to be sure: a score like any other
     sentence, _ = differs(expected, array_reply(np.full((2, 2), -np.inf, np.float32)))
     assert sentence.startswith("3 of 4 values")  # visible keys hidden
+
+
+def test_heads_says_which_heads_differ_and_whether_they_are_the_reference_s_in_another_order():
+    tol = dict(rtol=RTOL, atol=ATOL)
+    e = np.random.default_rng(1).normal(size=(3, 4, 5)).astype(np.float32)  # (H, T, T'), heads first
+    one = e.copy()
+    one[1] += 1
+    assert parts.heads(e, one, ~np.isclose(e, one), 3, **tol) == "head 1 of 3 differs; heads 0 and 2 agree"
+    two = e.copy()
+    two[[0, 2]] *= 2
+    assert parts.heads(e, two, ~np.isclose(e, two), 3, **tol) == "heads 0 and 2 of 3 differ; head 1 agrees"
+    swapped = e[[1, 0, 2]]
+    assert parts.heads(e, swapped, ~np.isclose(e, swapped), 3, **tol) == \
+        "heads 0 and 1 of 3 differ; head 2 agrees"  # two heads swapped: the others agree
+    rotated = e[[1, 2, 0]]
+    assert parts.heads(e, rotated, ~np.isclose(e, rotated), 3, **tol) == (
+        "your heads are the reference's in another order: your head 0 is its head 1, your head 1 is its head 2, "
+        "your head 2 is its head 0")
+    moved = np.moveaxis(e, 0, 1)  # heads second, as Transformer-XL's (L, H, d_head)
+    bad = moved + np.where(np.arange(3)[None, :, None] == 2, 1, 0)
+    assert parts.heads(moved, bad, ~np.isclose(moved, bad), 3, **tol) == "head 2 of 3 differs; heads 0 and 1 agree"
+    # Every head wrong in its own way, an axis of that size twice, one head, a 2-D output: nothing said.
+    assert parts.heads(e, e + 1, np.ones(e.shape, bool), 3, **tol) is None
+    square = np.zeros((3, 3, 5), np.float32)
+    assert parts.heads(square, square + 1, np.ones(square.shape, bool), 3, **tol) is None
+    assert parts.heads(e, one, ~np.isclose(e, one), 1, **tol) is None
+    assert parts.heads(e[0], one[0], ~np.isclose(e[0], one[0]), 4, **tol) is None
+    assert parts.heads(e, one, ~np.isclose(e, one), None, **tol) is None
