@@ -3,12 +3,14 @@ styles than the variants (tests/submissions/<problem>/, each with one mistake de
 manifest): no wrong name ever; every mistake the statement lists named; every mini T5 mistake named or
 located at its first wrong part; correct submissions pass.
 
-Every t5_relative_pos and rmsnorm submission runs here; of mini T5's, whose runs take seconds each,
+Every t5_relative_pos, t5_causal_relative_pos, rel_shift and rmsnorm submission runs here (each known mistake
+of those problems is among them, written as a learner would); of mini T5's, whose runs take seconds each,
 a sample that covers each kind of part (a norm, an attention, a block's wiring, the top-level model, a
 parameter shape) and a listed mistake; of t5_attention's, a sample with the two mistakes whose outputs are
-a listed one's though written otherwise, and a part pointed at below the layer; and a few of T5's, of the bias
-module's, Shaw's and Transformer-XL's (benchmarks/feedback.py runs every corpus whole). `benchmarks/feedback.py` runs the whole corpus and prints the
-tallies.
+a listed one's though written otherwise, and parts pointed at below the layer (the bucketing, a step of the
+layer); and a few of T5's, of the bias module's, Shaw's and Transformer-XL's, steps among them
+(`benchmarks/feedback.py` runs every corpus whole, each known mistake of every problem among them, and prints
+the tallies).
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ CORPUS = ROOT / "tests" / "submissions"
 MINI_T5_SAMPLE = {"strict_causal_mask", "no_ffn_residual", "mask_after_softmax", "rmsnorm_over_tokens",
                   "head_rescaled_before_tied_embedding", "correct_einsum"}
 T5_ATTENTION_SAMPLE = {"correct_hf_style", "bias_transposed_with_dot_T", "bias_indexed_with_batch_axis",
-                       "upper_half_for_earlier_keys", "log_bucket_not_capped", "causal_mask_triu"}
+                       "upper_half_for_earlier_keys", "log_bucket_not_capped", "causal_mask_triu",
+                       "heads_split_interleaved", "bias_divided_with_scores"}
 T5_FORWARD_SAMPLE = {"correct_numpy_helpers", "bias_only_where_table", "cross_attention_over_decoder_stream"}
 T5_RELATIVE_BIAS_SAMPLE = {"correct_python_loops", "queries_aligned_to_last_key", "log_buckets_unbounded_indexed",
                            "rounded_log_position", "swapaxes_heads_first"}
-SHAW_SAMPLE = {"subtract_outer_query_minus_key", "clip_upper_bound_k_minus_one"}
+SHAW_SAMPLE = {"subtract_outer_query_minus_key", "clip_upper_bound_k_minus_one", "key_table_indexed_key_first",
+               "value_table_indexed_key_first", "correct_inline"}
 TRANSFORMER_XL_SAMPLE = {"biases_swapped", "cos_in_even_columns"}
 
 
@@ -42,7 +46,8 @@ def corpus(slug: str, sample: set[str] | None = None) -> list:
             if sample is None or name in sample]
 
 
-@pytest.mark.parametrize("slug,name,entry", corpus("t5_relative_pos") + corpus("rmsnorm")
+@pytest.mark.parametrize("slug,name,entry", corpus("t5_relative_pos") + corpus("rmsnorm") + corpus("rel_shift")
+                         + corpus("t5_causal_relative_pos")
                          + corpus("mini_t5_forward", MINI_T5_SAMPLE) + corpus("t5_attention", T5_ATTENTION_SAMPLE)
                          + corpus("t5_forward", T5_FORWARD_SAMPLE) + corpus("t5_relative_bias", T5_RELATIVE_BIAS_SAMPLE)
                          + corpus("shaw_relative_attention", SHAW_SAMPLE)
