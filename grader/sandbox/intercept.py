@@ -5,8 +5,8 @@ another's classes (the worker's half of "the first wrong part", :mod:`grader.exp
 the calls finish (so a block comes after the modules it calls), every ``__call__`` of a module whose class is one
 of the parts, and every call of a part's method named as a step (``Class.method``): its path in the module
 tree, its class and attributes, its variables, its arguments and its output. ``run_part`` builds one class of
-the graded file with those attributes and applies it (or that method of it) to those variables and arguments. Values travel as plain arrays (``{"array": i}``) or JSON scalars
-(``{"value": v}``).
+the graded file with those attributes and applies it (or that method of it) to those variables and
+arguments. Values travel as plain arrays (``{"array": i}``) or JSON scalars (``{"value": v}``).
 """
 
 from __future__ import annotations
@@ -172,7 +172,8 @@ JITTED: dict = {}  # (class, attributes, static arguments) -> the part's apply u
 
 def run_part(module, header: dict, arrays) -> object:
     """Apply the graded file's class ``header["cls"]``, built with ``header["fields"]`` (or its method
-    ``header["method"]``), to the recorded variables and arguments; what it returns (the worker describes it like any entry's result). It runs
+    ``header["method"]``), to the recorded variables and arguments; what it returns (the worker describes it
+    like any entry's result); NotImplementedError where the file has no such method or helper. It runs
     under ``jax.jit``, one compilation per class and shapes (the blocks of a stack share one), or eagerly
     where the learner's code does not trace."""
     import jax
