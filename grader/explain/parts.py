@@ -149,7 +149,7 @@ def difference(session, call: dict, arrays: list, reply) -> tuple[str, list[str]
     problem = session.problem
     bad = ~same_values(expected, actual, problem.rtol, problem.atol)
     with np.errstate(invalid="ignore"):
-        bad &= ~((expected <= HIDDEN) & (actual <= HIDDEN))  # a key masked with -inf where the reference wrote MASK_VALUE
+        bad &= ~((expected <= HIDDEN) & (actual <= HIDDEN))  # a key hidden with -inf, the reference's MASK_VALUE
     if not bad.any():
         return None
     with np.errstate(invalid="ignore"):
