@@ -1,9 +1,10 @@
 """Transformer-XL relative attention over a memory segment and the current segment.
 
 The module tree (names, shapes, initialisers) is fixed in `setup()`: Flax derives every
-parameter's random key from its path, so keep it as given. Your task: write the two
-`__call__` bodies marked TODO. The entry function at the bottom is already wired
-(parameters from the seed, apply, flatten); leave it as it is.
+parameter's random key from its path, so keep it as given. Your task: write the bodies
+marked TODO: the sinusoid, the attention's steps (split the heads, the scores, the
+weights) and the `__call__` that wires them. The entry function at the bottom is already
+wired (parameters from the seed, apply, flatten); leave it as it is.
 """
 
 import jax
@@ -77,6 +78,57 @@ class RelativeAttention(nn.Module):
         self.v = self.param("v", unit_normal, (self.num_heads, d_head))  # (H, d_head), term (d)
         self.sinusoid = RelativeSinusoid(self.d_model)  # no parameters
 
+    def split_heads(self, t):
+        """(L, D) -> (L, H, d_head): head h gets columns h * d_head .. (h + 1) * d_head - 1."""
+        H = self.num_heads
+        return t.reshape(t.shape[0], H, self.d_model // H)
+
+    def scores(self, x, memory):
+        """Every head's score of every (query i, key j) pair: the four terms, divided by sqrt(d_head),
+        and the keys after each query's position hidden.
+
+        Args:
+            x: (T, D) float32, the current segment (the queries).
+            memory: (M, D) float32, the previous segment; the keys are the rows of [memory; x].
+
+        Returns:
+            (H, T, M + T) float32: MASK_VALUE where key j lies after query i's position M + i
+            (any value at or below -1e9, -inf included, counts as hidden: the softmax gives it
+            weight 0).
+        """
+        T, D = x.shape
+        M = memory.shape[0]
+        H = self.num_heads
+        dh = D // H
+        ctx = jnp.concatenate([memory, x], axis=0)  # (K, D)
+        K = ctx.shape[0]
+        q = self.split_heads(self.query(x))  # (T, H, dh)
+        k = self.split_heads(self.key(ctx))  # (K, H, dh)
+
+        q_pos = M + jnp.arange(T)
+        k_pos = jnp.arange(K)
+        dist = q_pos[:, None] - k_pos[None, :]  # (T, K)
+        emb = self.sinusoid(dist.reshape(-1).astype(jnp.float32))  # (T * K, D)
+        r = self.split_heads(self.pos_proj(emb)).reshape(T, K, H, dh)
+
+        term_a = jnp.einsum("ihd,jhd->hij", q, k)
+        term_b = jnp.einsum("ihd,ijhd->hij", q, r)
+        term_c = jnp.einsum("hd,jhd->j", self.u, k)[None, None, :]  # u . k_j, the same for every query
+        term_d = jnp.einsum("hd,ijhd->hij", self.v, r)
+        scores = (term_a + term_b + term_c + term_d) / jnp.sqrt(jnp.float32(dh))
+        return jnp.where((dist >= 0)[None], scores, MASK_VALUE)
+
+    def weights(self, scores):
+        """The attention weights: softmax over the keys.
+
+        Args:
+            scores: (H, T, M + T) float32, from scores() (the hidden keys already masked).
+
+        Returns:
+            (H, T, M + T) float32: each query's weights over the keys sum to 1.
+        """
+        return jax.nn.softmax(scores, axis=-1)
+
     def __call__(self, x, memory):
         """Lets each row of `x` attend over the rows of [memory; x] at or before it.
 
@@ -89,28 +141,9 @@ class RelativeAttention(nn.Module):
             (T, D) float32.
         """
         T, D = x.shape
-        M = memory.shape[0]
-        H = self.num_heads
-        dh = D // H
         ctx = jnp.concatenate([memory, x], axis=0)  # (K, D)
-        K = ctx.shape[0]
-        q = self.query(x).reshape(T, H, dh)
-        k = self.key(ctx).reshape(K, H, dh)
-        v = self.value(ctx).reshape(K, H, dh)
-
-        q_pos = M + jnp.arange(T)
-        k_pos = jnp.arange(K)
-        dist = q_pos[:, None] - k_pos[None, :]  # (T, K)
-        emb = self.sinusoid(dist.reshape(-1).astype(jnp.float32))  # (T * K, D)
-        r = self.pos_proj(emb).reshape(T, K, H, dh)
-
-        term_a = jnp.einsum("ihd,jhd->hij", q, k)
-        term_b = jnp.einsum("ihd,ijhd->hij", q, r)
-        term_c = jnp.einsum("hd,jhd->j", self.u, k)[None, None, :]  # u . k_j, the same for every query
-        term_d = jnp.einsum("hd,ijhd->hij", self.v, r)
-        scores = (term_a + term_b + term_c + term_d) / jnp.sqrt(jnp.float32(dh))
-        scores = jnp.where((dist >= 0)[None], scores, MASK_VALUE)
-        attn = jax.nn.softmax(scores, axis=-1)
+        v = self.split_heads(self.value(ctx))  # (K, H, dh)
+        attn = self.weights(self.scores(x, memory))
         out = jnp.einsum("hij,jhd->ihd", attn, v).reshape(T, D)
         return self.out(out)
 

@@ -1,9 +1,10 @@
 """Transformer-XL relative attention over a memory segment and the current segment.
 
 The module tree (names, shapes, initialisers) is fixed in `setup()`: Flax derives every
-parameter's random key from its path, so keep it as given. Your task: write the two
-`__call__` bodies marked TODO. The entry function at the bottom is already wired
-(parameters from the seed, apply, flatten); leave it as it is.
+parameter's random key from its path, so keep it as given. Your task: write the bodies
+marked TODO: the sinusoid, the attention's steps (split the heads, the scores, the
+weights) and the `__call__` that wires them. The entry function at the bottom is already
+wired (parameters from the seed, apply, flatten); leave it as it is.
 """
 
 import jax
@@ -82,6 +83,55 @@ class RelativeAttention(nn.Module):
         self.v = self.param("v", unit_normal, (self.num_heads, d_head))  # (H, d_head), term (d)
         self.sinusoid = RelativeSinusoid(self.d_model)  # no parameters
 
+    def split_heads(self, t):
+        """(L, D) -> (L, H, d_head): head h gets columns h * d_head .. (h + 1) * d_head - 1."""
+        hd = self.d_model // self.num_heads
+        return t.reshape(t.shape[0], self.num_heads, hd)
+
+    def scores(self, x, memory):
+        """Every head's score of every (query i, key j) pair: the four terms, divided by sqrt(d_head),
+        and the keys after each query's position hidden.
+
+        Args:
+            x: (T, D) float32, the current segment (the queries).
+            memory: (M, D) float32, the previous segment; the keys are the rows of [memory; x].
+
+        Returns:
+            (H, T, M + T) float32: MASK_VALUE where key j lies after query i's position M + i
+            (any value at or below -1e9, -inf included, counts as hidden: the softmax gives it
+            weight 0).
+        """
+        T, D = x.shape
+        M = memory.shape[0]
+        K = M + T
+        H = self.num_heads
+        hd = D // H
+        cat = jnp.concatenate([memory, x], axis=0)
+        q = self.split_heads(self.query(x)).transpose(1, 0, 2)  # (H, T, hd)
+        k = self.split_heads(self.key(cat)).transpose(1, 0, 2)  # (H, K, hd)
+
+        # one embedding per distance 0, 1, ..., K-1
+        dists = jnp.arange(K, dtype=jnp.float32)
+        R = self.split_heads(self.pos_proj(self.sinusoid(dists))).transpose(1, 0, 2)  # (H, K, hd)
+
+        ac = (q + self.u[:, None, :]) @ k.transpose(0, 2, 1)  # (H, T, K)
+        bd = (q + self.v[:, None, :]) @ R.transpose(0, 2, 1)  # (H, T, K), column c: distance c
+        bd = rel_shift(bd)  # now cell (i, j) has distance M + i - j
+        scores = (ac + bd) / jnp.sqrt(hd)
+        allowed = jnp.arange(K)[None, :] <= M + jnp.arange(T)[:, None]
+        return jnp.where(allowed, scores, MASK_VALUE)
+
+    def weights(self, scores):
+        """The attention weights: softmax over the keys.
+
+        Args:
+            scores: (H, T, M + T) float32, from scores() (the hidden keys already masked).
+
+        Returns:
+            (H, T, M + T) float32: each query's weights over the keys sum to 1.
+        """
+        return jax.nn.softmax(scores, axis=-1)
+
     def __call__(self, x, memory):
         """Lets each row of `x` attend over the rows of [memory; x] at or before it.
 
@@ -94,26 +144,9 @@ class RelativeAttention(nn.Module):
             (T, D) float32.
         """
         T, D = x.shape
-        M = memory.shape[0]
-        K = M + T
-        H = self.num_heads
-        hd = D // H
         cat = jnp.concatenate([memory, x], axis=0)
-        q = self.query(x).reshape(T, H, hd).transpose(1, 0, 2)  # (H, T, hd)
-        k = self.key(cat).reshape(K, H, hd).transpose(1, 0, 2)  # (H, K, hd)
-        v = self.value(cat).reshape(K, H, hd).transpose(1, 0, 2)  # (H, K, hd)
-
-        # one embedding per distance 0, 1, ..., K-1
-        dists = jnp.arange(K, dtype=jnp.float32)
-        R = self.pos_proj(self.sinusoid(dists)).reshape(K, H, hd).transpose(1, 0, 2)  # (H, K, hd)
-
-        ac = (q + self.u[:, None, :]) @ k.transpose(0, 2, 1)  # (H, T, K)
-        bd = (q + self.v[:, None, :]) @ R.transpose(0, 2, 1)  # (H, T, K), column c: distance c
-        bd = rel_shift(bd)  # now cell (i, j) has distance M + i - j
-        scores = (ac + bd) / jnp.sqrt(hd)
-        allowed = jnp.arange(K)[None, :] <= M + jnp.arange(T)[:, None]
-        scores = jnp.where(allowed, scores, MASK_VALUE)
-        w = jax.nn.softmax(scores, axis=-1)
+        v = self.split_heads(self.value(cat)).transpose(1, 0, 2)  # (H, K, hd)
+        w = self.weights(self.scores(x, memory))
         heads = w @ v  # (H, T, hd)
         return self.out(heads.transpose(1, 0, 2).reshape(T, D))
 

@@ -1,9 +1,10 @@
 """Transformer-XL relative attention over a memory segment and the current segment.
 
 The module tree (names, shapes, initialisers) is fixed in `setup()`: Flax derives every
-parameter's random key from its path, so keep it as given. Your task: write the two
-`__call__` bodies marked TODO. The entry function at the bottom is already wired
-(parameters from the seed, apply, flatten); leave it as it is.
+parameter's random key from its path, so keep it as given. Your task: write the bodies
+marked TODO: the sinusoid, the attention's steps (split the heads, the scores, the
+weights) and the `__call__` that wires them. The entry function at the bottom is already
+wired (parameters from the seed, apply, flatten); leave it as it is.
 """
 
 import jax
@@ -75,6 +76,61 @@ class RelativeAttention(nn.Module):
         self.v = self.param("v", unit_normal, (self.num_heads, d_head))  # (H, d_head), term (d)
         self.sinusoid = RelativeSinusoid(self.d_model)  # no parameters
 
+    def split_heads(self, t):
+        """(L, D) -> (L, H, d_head): head h gets columns h * d_head .. (h + 1) * d_head - 1."""
+        width = self.d_model // self.num_heads
+        return t.reshape(-1, self.num_heads, width)
+
+    def scores(self, x, memory):
+        """Every head's score of every (query i, key j) pair: the four terms, divided by sqrt(d_head),
+        and the keys after each query's position hidden.
+
+        Args:
+            x: (T, D) float32, the current segment (the queries).
+            memory: (M, D) float32, the previous segment; the keys are the rows of [memory; x].
+
+        Returns:
+            (H, T, M + T) float32: MASK_VALUE where key j lies after query i's position M + i
+            (any value at or below -1e9, -inf included, counts as hidden: the softmax gives it
+            weight 0).
+        """
+        T = x.shape[0]
+        M = memory.shape[0]
+        H = self.num_heads
+        width = self.d_model // H
+        keys_in = jnp.concatenate([memory, x])
+        n_keys = keys_in.shape[0]
+        Q, Kc = self.split_heads(self.query(x)), self.split_heads(self.key(keys_in))
+
+        qi = jnp.arange(T)[:, None] + M  # absolute position of each query
+        kj = jnp.arange(n_keys)[None, :]
+        rel = qi - kj  # (T, n_keys)
+        sin = self.sinusoid(rel.ravel().astype(jnp.float32))
+        R = self.pos_proj(sin).reshape(T, n_keys, H, width)
+        scale = 1.0 / width ** 0.5
+
+        per_head = []
+        for h in range(H):
+            qh, kh, rh = Q[:, h], Kc[:, h], R[:, :, h]
+            uh, vbh = self.u[h], self.v[h]
+            s = (qh + uh) @ kh.T + jnp.einsum("id,ijd->ij", qh + vbh, rh)
+            per_head.append(s * scale)
+        scores = jnp.stack(per_head)  # (H, T, n_keys)
+        return jnp.where(rel >= 0, scores, MASK_VALUE)
+
+    def weights(self, scores):
+        """The attention weights: softmax over the keys.
+
+        Args:
+            scores: (H, T, M + T) float32, from scores() (the hidden keys already masked).
+
+        Returns:
+            (H, T, M + T) float32: each query's weights over the keys sum to 1.
+        """
+        s = scores - scores.max(axis=-1, keepdims=True)
+        e = jnp.exp(s)
+        return e / e.sum(axis=-1, keepdims=True)
+
     def __call__(self, x, memory):
         """Lets each row of `x` attend over the rows of [memory; x] at or before it.
 
@@ -86,32 +142,10 @@ class RelativeAttention(nn.Module):
         Returns:
             (T, D) float32.
         """
-        T = x.shape[0]
-        M = memory.shape[0]
-        H = self.num_heads
-        width = self.d_model // H
         keys_in = jnp.concatenate([memory, x])
-        n_keys = keys_in.shape[0]
-        Q, Kc, V = self.query(x), self.key(keys_in), self.key(keys_in)
-
-        qi = jnp.arange(T)[:, None] + M  # absolute position of each query
-        kj = jnp.arange(n_keys)[None, :]
-        rel = qi - kj  # (T, n_keys)
-        sin = self.sinusoid(rel.ravel().astype(jnp.float32))
-        R = self.pos_proj(sin).reshape(T, n_keys, self.d_model)
-        scale = 1.0 / width ** 0.5
-
-        heads = []
-        for h in range(H):
-            sl = slice(h * width, (h + 1) * width)
-            qh, kh, vh, rh = Q[:, sl], Kc[:, sl], V[:, sl], R[:, :, sl]
-            uh, vbh = self.u[h], self.v[h]
-            s = (qh + uh) @ kh.T + jnp.einsum("id,ijd->ij", qh + vbh, rh)
-            s = s * scale
-            s = jnp.where(rel >= 0, s, MASK_VALUE)
-            s = s - s.max(axis=1, keepdims=True)
-            e = jnp.exp(s)
-            heads.append((e / e.sum(axis=1, keepdims=True)) @ vh)
+        V = self.split_heads(self.key(keys_in))
+        w = self.weights(self.scores(x, memory))
+        heads = [w[h] @ V[:, h] for h in range(self.num_heads)]
         return self.out(jnp.concatenate(heads, axis=1))
 
 
