@@ -34,7 +34,8 @@ T5_RELATIVE_BIAS_SAMPLE = {"correct_python_loops", "queries_aligned_to_last_key"
                            "rounded_log_position", "swapaxes_heads_first"}
 SHAW_SAMPLE = {"subtract_outer_query_minus_key", "clip_upper_bound_k_minus_one", "key_table_indexed_key_first",
                "value_table_indexed_key_first", "correct_inline"}
-TRANSFORMER_XL_SAMPLE = {"biases_swapped", "cos_in_even_columns"}
+TRANSFORMER_XL_SAMPLE = {"biases_swapped", "cos_in_even_columns", "heads_split_interleaved", "mask_excludes_own_position",
+                         "correct_rel_shift"}
 
 
 def manifest(slug: str) -> dict[str, dict]:
