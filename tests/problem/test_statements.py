@@ -45,3 +45,17 @@ def test_the_attention_layers_and_the_models_name_the_positions_of_their_rows():
     for slug in ("mini_t5_forward", "t5_forward"):
         assert problems.load(ROOT, slug).positions == {"x_dec_ids": 0}
     assert problems.load(ROOT, "rmsnorm").positions == {}  # rows independent of each other: nothing to check
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_known_mistake_has_a_learner_written_twin_in_the_corpus(slug):
+    """The mistakes a statement lists are the problem's known-wrong variants, which the grader names. Each has a
+    submission in tests/submissions/<slug>/ written as a learner would (not the variant's text) and marked as
+    that mistake (`listed`): tests/grading/test_precision.py grades a sample of them and holds each to its
+    name, and benchmarks/feedback.py grades them all."""
+    import tomllib
+
+    manifest = ROOT / "tests" / "submissions" / slug / "manifest.toml"
+    listed = {entry.get("listed") for entry in tomllib.loads(manifest.read_text()).values()} if manifest.is_file() else set()
+    missing = sorted(set(problems.load(ROOT, slug).variants("pitfalls")) - listed)
+    assert not missing, f"{slug}: no learner-written submission in the corpus is the known mistake {missing}"
