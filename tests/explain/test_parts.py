@@ -453,7 +453,7 @@ def test_grade_part_fails_at_the_first_call_that_differs(grade_part):
 
 
 def test_grade_part_says_not_started_while_the_class_raises_not_implemented(grade_part):
-    todo = error_reply("not_implemented", "NotImplementedError", "")
+    todo = error_reply("not_implemented", "NotImplementedError", "NotImplementedError")  # as the worker says it
     verdict, _ = grade_part(lambda header, arrays: todo, "Block")
     assert verdict.status == Status.NOT_STARTED and verdict.examples_run == 0
     assert verdict.message == "your Block still raises NotImplementedError: fill in its TODO"

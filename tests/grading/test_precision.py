@@ -86,6 +86,7 @@ def test_one_part_is_graded_alone_whatever_the_rest_does(grade_json, grade):
     assert report["first_wrong_part"]["path"] == "decoder_0"
     code, report = grade_json("mini_t5_forward", "--part", "FeedForward")  # the untouched stub
     assert report["status"] == "not_started"
+    assert report["message"] == "your FeedForward still raises NotImplementedError: fill in its TODO"
     code, report = grade_json("mini_t5_forward", "--part", "RMSNorm")  # given complete in the stub
     assert (code, report["status"]) == (0, "pass")
     code, _, err = grade("mini_t5_forward", "--part", "LayerNorm")
