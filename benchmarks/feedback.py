@@ -2,8 +2,10 @@
 
 Each submission is graded with `grade <problem> --file <it> --json`, as a learner runs it, and its
 report is held against its manifest entry. Prints one line per submission and the tallies the feedback
-is measured by: wrong names (must be 0), listed mistakes named, mini T5's unlisted mistakes named or
-located at the right first wrong part, correct submissions passing; and each run's seconds.
+is measured by: wrong names (must be 0), listed mistakes named, every mistake whose manifest gives its
+part located at that first wrong part (a pointer elsewhere is "not located": must be 0), correct
+submissions passing, and the share of wrong submissions that get a name, a diagnosis or a part below the
+top level; and each run's seconds.
 
     .venv/bin/python benchmarks/feedback.py [--problems mini_t5_forward ...]
 """
@@ -48,6 +50,8 @@ def _tally(report: dict, entry: dict, named, part, diagnosis, line: str) -> tupl
     if named not in (None, entry.get("listed")):
         return "wrong name", line + f" (the mistake: {entry['mistake']})"
     if "listed" in entry:
+        if named and "part" in entry and part != entry["part"]:  # named, but pointed at another part
+            return "listed, named, not located", line + f" (its first wrong part is {entry['part']!r})"
         return ("listed, named" if named else "listed, not named"), line
     if named is not None:
         return "unlisted, named", line
