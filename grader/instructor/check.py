@@ -128,10 +128,6 @@ def stub_drift(stub: Path, reference: Path) -> list[str]:
                 found.update({f"{node.name}.{n.name}": n for n in node.body if isinstance(n, ast.FunctionDef)})
         return found
 
-    def todo(node: ast.AST) -> bool:
-        return isinstance(node, ast.FunctionDef) and any(
-            isinstance(s, ast.Raise) and "NotImplementedError" in ast.dump(s) for s in ast.walk(node))
-
     def shape(node: ast.AST, without_body: bool) -> str:
         node = copy.deepcopy(node)
         node.body = [] if without_body else [
@@ -144,7 +140,7 @@ def stub_drift(stub: Path, reference: Path) -> list[str]:
     for name, node in ours.items():
         if name not in theirs:
             drift.append(f"{name} is not in the reference")
-        elif shape(node, todo(node)) != shape(theirs[name], todo(node)):
+        elif shape(node, todo := problems.is_todo(node)) != shape(theirs[name], todo):
             drift.append(f"{name} differs from the reference's")
     return drift
 

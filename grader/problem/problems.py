@@ -202,9 +202,7 @@ class Problem:
         if "helpers" not in self._modules:
             self._modules["helpers"] = [
                 node.name for node in self._stub_tree().body if isinstance(node, ast.FunctionDef)
-                and node.name != self.slug
-                and not node.name.startswith("_") and any(isinstance(n, ast.Raise) and _raises_todo(n)
-                                                          for n in ast.walk(node))]
+                and node.name != self.slug and not node.name.startswith("_") and is_todo(node)]
         return self._modules["helpers"]
 
     def methods(self) -> list[str]:
@@ -218,7 +216,7 @@ class Problem:
             self._modules["methods"] = [
                 f"{cls.name}.{node.name}" for cls in classes for node in cls.body
                 if isinstance(node, ast.FunctionDef) and not node.name.startswith("_") and node.name != "setup"
-                and any(isinstance(n, ast.Raise) and _raises_todo(n) for n in ast.walk(node))]
+                and is_todo(node)]
         return self._modules["methods"]
 
     def part_names(self) -> list[str]:
@@ -587,10 +585,15 @@ def _output_dtype(value) -> bool:
         return False
 
 
-def _raises_todo(node: ast.Raise) -> bool:
-    """Whether ``node`` raises NotImplementedError: a stub's TODO."""
-    exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
-    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+def is_todo(node: ast.AST) -> bool:
+    """Whether ``node`` is a function whose body raises NotImplementedError: a stub's TODO."""
+
+    def raises_todo(raised: ast.Raise) -> bool:
+        exc = raised.exc.func if isinstance(raised.exc, ast.Call) else raised.exc
+        return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+
+    return isinstance(node, ast.FunctionDef) and any(isinstance(n, ast.Raise) and raises_todo(n)
+                                                     for n in ast.walk(node))
 
 
 class _TomlReader:
