@@ -80,6 +80,14 @@ def capture(fn, args: list, classes: list[str], which=False, functions: list[str
             calls.clear()
             values: list = []
 
+            def keep(entry) -> None:
+                """Record the call ``entry()`` describes; one that cannot travel leaves no stray arrays."""
+                size = len(values)
+                try:
+                    calls.append(entry())
+                except Unsupported:
+                    del values[size:]
+
             def record(next_fun, call_args, call_kwargs, context):
                 out = next_fun(*call_args, **call_kwargs)
                 module, method = context.module, context.method_name
@@ -87,11 +95,7 @@ def capture(fn, args: list, classes: list[str], which=False, functions: list[str
                 wanted = name in classes if method == "__call__" else f"{name}.{method}" in methods
                 if not wanted or module.is_initializing():
                     return out
-                size = len(values)
-                try:
-                    calls.append(_entry(module, method, call_args, call_kwargs, out, values))
-                except Unsupported:
-                    del values[size:]
+                keep(lambda: _entry(module, method, call_args, call_kwargs, out, values))
                 return out
 
             originals = {name: fn.__globals__[name] for name in functions if callable(fn.__globals__.get(name))}
@@ -101,11 +105,7 @@ def capture(fn, args: list, classes: list[str], which=False, functions: list[str
                     out = original(*call_args, **call_kwargs)
                     if _initializing():  # a call made while init traces the model, as the modules' are skipped
                         return out
-                    size = len(values)
-                    try:
-                        calls.append(_function_entry(name, original, call_args, call_kwargs, out, values))
-                    except Unsupported:
-                        del values[size:]
+                    keep(lambda: _function_entry(name, original, call_args, call_kwargs, out, values))
                     return out
                 return call
 
