@@ -19,6 +19,7 @@ import time
 import numpy as np
 
 from grader.core.compare import same_values
+from grader.explain.relations import listing
 from grader.sandbox.pool import WorkerFailure
 from grader.core.verdict import Diagnosis, Part, Status, Verdict
 
@@ -122,9 +123,7 @@ def heads(expected: np.ndarray, actual: np.ndarray, bad: np.ndarray, num_heads, 
 
 
 def _heads(numbers: list[int]) -> str:
-    if len(numbers) == 1:
-        return f"head {numbers[0]}"
-    return "heads " + ", ".join(str(n) for n in numbers[:-1]) + f" and {numbers[-1]}"
+    return f"head{'s' * (len(numbers) > 1)} {listing(numbers, limit=len(numbers))}"
 
 
 def difference(session, call: dict, arrays: list, reply) -> tuple[str, list[str]] | None:

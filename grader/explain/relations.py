@@ -201,7 +201,8 @@ def _idx(t) -> str:
     return str(t)
 
 
-def _listing(items, limit: int = 6) -> str:
+def listing(items, limit: int = 6) -> str:
+    """``items`` as a reader lists them: "1, 2 and 3" (after ``limit`` of them, "and N more")."""
     items = [_idx(i) for i in items]
     if len(items) == 1:
         return items[0]
@@ -825,7 +826,7 @@ def _nonfinite(ctx: _Ctx) -> Diagnosis | None:
         labels = _row_labels(ctx, g, rows)
         if labels and not rows.all():
             where = (f"{kinds} in every row {phrase['where']} ({_plural('row', len(labels))} "
-                     f"{_listing(labels)}), and nowhere else")
+                     f"{listing(labels)}), and nowhere else")
         elif labels:
             where = f"{kinds} in every row, and {phrase['all']}"
         else:  # one row: the whole output
@@ -866,11 +867,11 @@ def _output_pattern(ctx: _Ctx, bad: np.ndarray) -> str | None:
         if np.all(rows.all(axis=1) | ~rows.any(axis=1)):
             lead = ctx.shape[:-1]
             labels = [tuple(int(v) for v in np.unravel_index(int(i), lead)) for i in np.flatnonzero(rows.all(axis=1))]
-            return f"they fill whole {_plural('row', len(labels))} {_listing(labels)}"
+            return f"they fill whole {_plural('row', len(labels))} {listing(labels)}"
         cols = np.moveaxis(bad, -1, 0).reshape(ctx.shape[-1], -1)
         if np.all(cols.all(axis=1) | ~cols.any(axis=1)):
             labels = list(np.flatnonzero(cols.all(axis=1)))
-            return f"they fill whole {_plural('column', len(labels))} {_listing(labels)} (along the last axis)"
+            return f"they fill whole {_plural('column', len(labels))} {listing(labels)} (along the last axis)"
         if ctx.shape[-1] == ctx.shape[-2] >= 2:
             t = ctx.shape[-1]
             for mask, words in ((np.triu(np.ones((t, t), bool), 1), "exactly above the diagonal (where j > i)"),
@@ -895,7 +896,7 @@ def _overflow_rows(ctx: _Ctx) -> _Found | None:
         return None
     key, g, rows, phrase = hit
     labels = _row_labels(ctx, g, rows)
-    where = f"rows {_listing(labels)}" if len(labels) > 1 else (f"row {_listing(labels)}" if labels else "the output")
+    where = f"rows {listing(labels)}" if len(labels) > 1 else (f"row {listing(labels)}" if labels else "the output")
     msg = (f"Only the rows {phrase['where']} differ ({where}): squaring such values overflows float32 (largest value "
            f"{_sci(_F32_MAX)}), which turns them to 0 or inf. Scaling the values down before squaring keeps "
            f"them in range.")
