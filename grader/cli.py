@@ -61,7 +61,8 @@ def grade_parser() -> argparse.ArgumentParser:
     parser.add_argument("--part", metavar="NAME",
                         help="grade one module class of a model alone (e.g. RMSNorm), on the reference's "
                              "parameters and on the inputs the reference's forward pass gives it; or one "
-                             "helper function the stub asks for (e.g. relative_position_bucket)")
+                             "step of a layer (e.g. ShawAttention.scores) or helper function (e.g. "
+                             "relative_position_bucket) the stub asks for")
     parser.add_argument("--no-jit", action="store_true", help="call your function eagerly, without jax.jit")
     parser.add_argument("--no-cache", action="store_true", help="recompute every reference output")
     parser.add_argument("--call-time-limit", type=float, metavar="S", help="seconds allowed for one call")

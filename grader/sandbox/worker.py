@@ -18,10 +18,11 @@ grader drains and truncates. Requests:
   the entry creates for these arguments, found by tracing without computing; with ``values``, their
   initial values too.
 - ``{"op": "capture", "key", "args": [...], "classes": [...], "methods": [...], "functions": [...]}``: the
-  entry's calls of those module classes, their methods and helper functions, recorded (trusted modules only; see :mod:`grader.sandbox.intercept`).
+  entry's calls of those module classes, their methods and helper functions, recorded (trusted modules only;
+  see :mod:`grader.sandbox.intercept`).
 - ``{"op": "part", "key", "cls", "method", "function", "fields", "args", "kwargs", "variables", "max_bytes"}``:
-  one module class (or one of its methods, or, with ``function``, one helper function) of the file applied alone to recorded variables
-  and arguments; answered like a call.
+  one module class (or one of its methods, or, with ``function``, one helper function) of the file applied
+  alone to recorded variables and arguments; answered like a call.
 - ``{"op": "mark", "text"}``: write ``text`` to the printed output after all printed so far; the grader
   finds where its later requests' output begins (a replay shows only its own case's).
 - ``{"op": "quit"}``.
