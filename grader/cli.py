@@ -79,7 +79,7 @@ def prepare_launch(root: Path, args: argparse.Namespace) -> Launch | None:
     graded = problems.graded_file(args.file or root / "problems" / args.problem / f"{args.problem}.py")
     return Launch.prepare(root / "solutions" / args.problem / f"{args.problem}.py",
                           None if args.no_cache else problems.cache_folder(root),
-                          (str(root / "problems"), str(graded.parent)), problems.hidden_from_learners(root), graded)
+                          problems.learner_view(root, args.problem, graded), problems.hidden_from_learners(root), graded)
 
 
 def read_request(root: Path, args: argparse.Namespace) -> tuple[problems.Problem, Path, list | None]:

@@ -12,13 +12,13 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.core.exits import Exit
+from grader.core.launch import python_command
 
 VERDICT_CAP = 2 << 20  # bytes of a command's stdout kept (`--json` prints less than 1 MiB)
 STDERR_KEEP = 4096  # bytes of a command's stderr kept, from its end
@@ -48,7 +48,7 @@ class Finished:
 
 def grade_argv(slug: str, file: Path, *options: str, program: list[str] | None = None) -> list[str]:
     """The command line that grades ``file`` and prints its verdict as one JSON object."""
-    return [*(program or [sys.executable, "-m", "grader.cli"]), slug, "--file", str(file), "--json", *options]
+    return [*(program or python_command("grader.cli")), slug, "--file", str(file), "--json", *options]
 
 
 def run_command(argv: list[str], seconds: float, stop: threading.Event | None = None, env: dict | None = None,

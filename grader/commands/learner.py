@@ -27,6 +27,7 @@ import tomllib
 from pathlib import Path
 
 from grader.core.exits import Exit, usage_error
+from grader.core.launch import python_command
 from grader.problem import problems
 
 DEBOUNCE_MS = 200  # saves closer together than this are one change, graded once
@@ -512,5 +513,5 @@ def grade_program() -> list[str]:
     words = report.program()
     ran = os.path.basename(sys.argv[0]) if sys.argv else ""
     if words == ["grade"] and (ran != "grade" or not shutil.which("grade")):  # not run as `grade`
-        return [sys.executable, "-m", "grader.cli"]
+        return python_command("grader.cli")
     return words

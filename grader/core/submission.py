@@ -71,11 +71,13 @@ def read(path: Path, within: Path) -> bytes:
 
 def private_copy(path: Path, within: Path, folder: Path, name: str) -> Path:
     """The submitted file ``path`` (in ``within``), read as :func:`read` reads it, written as ``folder/name``
-    (a folder made here, that nothing else writes): the file to grade."""
+    (a folder made here, that nothing else writes): the file to grade. Only the grader's user can read it
+    (learner code gets its source from the grader, never from the file: a classmate's code, running as
+    another user, cannot read it either)."""
     data = read(path, within)
-    folder.mkdir(mode=0o755)
+    folder.mkdir(mode=0o700)
     copy = folder / name
-    fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     return copy

@@ -359,6 +359,12 @@ def run_batch(problem: problems.Problem, subs: list[Submission], args: argparse.
     progress = Progress(len(subs), args.quiet)
     graded = [s for s in subs if s.missing is None]
     jobs = max(1, min(args.jobs, len(graded)))
+    if jobs > 1 and shared_learner_user():
+        jobs = 1
+        if not args.quiet:
+            print("grade batch: learner code runs unconfined here, as one user shared by every submission (see "
+                  "GRADE_LEARNER_USER): one submission at a time, so that none can reach another's processes",
+                  file=sys.stderr)
     if not args.quiet:
         print(f"grade batch: {slug}, {len(subs)} submissions, {jobs} at a time; gradebook: {book.path}",
               file=sys.stderr, flush=True)
@@ -366,8 +372,7 @@ def run_batch(problem: problems.Problem, subs: list[Submission], args: argparse.
     pool = ThreadPoolExecutor(max_workers=jobs)
     # Each submission is graded from a copy in a folder of its own; what learner code could learn from or
     # tamper with (the class's folders, the gradebook) is hidden from it.
-    copies = Path(tempfile.mkdtemp(prefix="grade-batch-"))
-    copies.chmod(0o755)  # an unprivileged learner user reads its own copy
+    copies = Path(tempfile.mkdtemp(prefix="grade-batch-"))  # the grader's alone (see private_copy)
     env = grading_env(problem, subs, book)
     try:
         progress.tick()
@@ -386,7 +391,7 @@ def run_batch(problem: problems.Problem, subs: list[Submission], args: argparse.
             if sub.missing is not None:
                 write_row(book, progress, *outcome(slug, sub, None, limit))
             else:
-                running[pool.submit(grade, grade_command(slug, copy, args), limit, stop, env)] = sub
+                running[pool.submit(grade, grade_command(slug, copy, args), limit, stop, env, problem.root)] = sub
         while running:
             finished, _ = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)
             for future in finished:
@@ -413,6 +418,15 @@ def run_batch(problem: problems.Problem, subs: list[Submission], args: argparse.
     print(f"{slug}: {len(book.rows)} submissions graded in {progress.elapsed()}: "
           + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) + f"; gradebook: {book.path}")
     return Exit.OK
+
+
+def shared_learner_user() -> bool:
+    """Whether this batch's learner code will run unconfined as a user all workers share: the grader is root,
+    the kernel refuses namespaces, and there are no ids for a user of each worker's own."""
+    from grader.sandbox import pool as workers
+    from grader.sandbox.config import worker_env
+
+    return os.geteuid() == 0 and not workers.own_learner_ids() and workers.why_not_confined(worker_env()) is not None
 
 
 def signals_as_interrupts() -> dict:
@@ -457,7 +471,7 @@ def prime(problem: problems.Problem, args: argparse.Namespace, limit: float, sto
     command's sentence, where the problem is broken. A verdict other than a pass changes nothing: the
     class's grades say what they say."""
     first = problem.stub if problem.handout else problem.reference
-    done = run_command(grade_command(problem.slug, first, args), limit, stop)
+    done = run_command(grade_command(problem.slug, first, args), limit, stop, cwd=problem.root)
     if done.returncode == Exit.USAGE:
         return usage_error(f"{problem.slug} cannot be graded: {done.last_said or 'grade exited with status 2'}")
     return None

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from grader.core.exits import Exit, usage_error
+from grader.core.launch import python_command
 from grader.commands import learner
 from grader.core import kinds
 from grader.core.compare import same_values
@@ -416,7 +417,7 @@ def check_in_parallel(root: Path, slugs: list[str], update_golden: bool, env: di
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
     def one(slug: str) -> list[Row]:
-        cmd = [sys.executable, "-m", "grader.cli", "check", slug, "--json"] + (["--update-golden"] if update_golden else [])
+        cmd = [*python_command("grader.cli"), "check", slug, "--json"] + (["--update-golden"] if update_golden else [])
         done = subprocess.run(cmd, capture_output=True, text=True, cwd=root, env=env)
         try:
             return [Row(**row) for row in json.loads(done.stdout)]

@@ -202,7 +202,7 @@ def autograde(argv: list[str]) -> int:
                               "problem (most likely it ran out of time). This is not a problem with your "
                               "code: please tell your instructor.") for slug in slugs]
     write_results(results, formats.gradescope(verdicts, points, **settings))
-    env = grading_env(config.get("run_as") or "", source, root / "submission")
+    env = grading_env(config.get("run_as") or "")
     for i, slug in enumerate(slugs):
         try:
             verdicts[i] = grade_one(slug, grade, source, root / "submission", env)
@@ -227,7 +227,6 @@ def grade_one(slug: str, grade: Path, source: Path, submission: Path, env: dict)
     # upload and the results are hidden from learner code.
     print(f"{slug}: {found}", flush=True)
     with tempfile.TemporaryDirectory(prefix="grade-submission-") as copies:
-        os.chmod(copies, 0o755)  # the unprivileged learner user reads its copy
         try:
             copy = submission_mod.private_copy(found, submission, Path(copies) / "submission", f"{slug}.py")
         except submission_mod.Refused as exc:
@@ -275,17 +274,13 @@ def submitted_file(submission: Path, slug: str) -> Path | str:
             f"{name} (at the top of your upload, or in one folder).")
 
 
-def grading_env(user: str, source: Path, submission: Path) -> dict:
+def grading_env(user: str) -> dict:
     """The environment of the gradings. Where this process is root (on Gradescope) and the kernel refuses
-    the namespaces that confine learner code, the grader stays root and learner code runs as ``user``, the
-    unprivileged user setup.sh made (see :mod:`grader.sandbox.pool`): it then cannot signal, trace or read the
-    grader, nor write the results; what gives the answers away (``solutions/``, the caches) is made
-    root's alone, and the submission readable by all."""
-    if os.geteuid() == 0:
-        for folder in (source / "solutions", source / ".grade"):
-            if folder.exists():
-                subprocess.run(["chmod", "-R", "go-rwx", str(folder)], check=False)
-        subprocess.run(["chmod", "-R", "a+rX", str(submission)], check=False)
+    the namespaces that confine learner code, the grader stays root and learner code runs as an
+    unprivileged user (a user of its own per worker, else ``user``, the one setup.sh made; see
+    :mod:`grader.sandbox.pool`): it then cannot signal, trace or read the grader, nor write the results;
+    what gives the answers away (``solutions/``, the caches) and the upload are withheld from other users
+    before it starts (:func:`grader.sandbox.pool.withhold`), and it gets its source from the grader."""
     env = dict(os.environ, **{problems.SECRET_VARIABLE: "1"})  # the inputs no handout recorded, too
     return dict(env, GRADE_LEARNER_USER=user) if user else env
 

@@ -58,16 +58,25 @@ def cache_folder(root: Path) -> Path:
 
 
 def hidden_from_learners(root: Path) -> tuple[str, ...]:
-    """What learner code must not read, where it is confined: what gives the answer away (the solutions, the
-    reference's outputs kept in the cache, a handout's recorded answers), and what the command that started
-    this one names (a class's folders and gradebook: see :mod:`grader.core.submission`)."""
+    """What learner code must not read, where it is confined: what gives the answer away (the solutions and
+    the checkout's history, the reference's outputs kept in the cache, a handout's recorded answers), and
+    what the command that started this one names (a class's folders and gradebook: see
+    :mod:`grader.core.submission`)."""
     from grader.core.submission import hidden_by_environment
 
     # The checkout the grader itself is installed from may be another one (an editable install, an
     # instructor's second copy): its solutions give the answers away as well.
-    installed = Path(__file__).resolve().parents[2] / "solutions"
-    return (str(root / "solutions"), str(cache_folder(root)), *map(str, sorted(root.glob("problems/*/recorded.npz"))),
-            *([str(installed)] if installed.is_dir() else []), *hidden_by_environment())
+    installed = Path(__file__).resolve().parents[2]
+    checkouts = dict.fromkeys([root, *([installed] if (installed / "solutions").is_dir() else [])])
+    return (*(str(c / name) for c in checkouts for name in ("solutions", ".git")), str(cache_folder(root)),
+            *map(str, sorted(root.glob("problems/*/recorded.npz"))), *hidden_by_environment())
+
+
+def learner_view(root: Path, slug: str, graded: Path) -> tuple[str, ...]:
+    """The folders learner code sees beside the interpreter and the grader, where it is confined: the graded
+    problem's own folder and the graded file's. Not the other problems' (a later kata gives an earlier
+    one's answer: mini T5's stub holds an RMSNorm)."""
+    return str(root / "problems" / slug), str(Path(graded).resolve().parent)
 
 
 SECRET_FILE = "SECRET"  # solutions/SECRET: what the inputs only the instructor's verdicts use are drawn from
@@ -111,8 +120,11 @@ def ensure_secret(root: Path) -> Path:
 
 
 def graded_file(path: Path) -> Path:
-    """The file to grade, ``path`` with its links resolved; a UsageError where that cannot be done (a
-    loop of symbolic links)."""
+    """The file to grade, ``path`` with the links of the folders on its way resolved; a UsageError where
+    ``path`` itself is a symbolic link (as `grade batch` refuses one: a link could point the grader, maybe
+    root, at a file its owner could not read, and the report would show its lines) or cannot be resolved."""
+    if os.path.islink(path):
+        raise UsageError(f"{path} is a symbolic link: give the file itself, not a link to one")
     try:
         return path.resolve()
     except (OSError, RuntimeError) as exc:  # RuntimeError: Python before 3.13 on a loop

@@ -25,14 +25,17 @@ import resource
 import select
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 
+from grader.core.launch import python_command
 from grader.sandbox import protocol
 from grader.sandbox.config import worker_env
+from grader.sandbox.isolation import import_path
 
 READY_SECONDS = 120.0  # for a worker to start and import JAX
 OUTPUT_KEEP = 4096  # bytes of printed output kept from each end
@@ -86,7 +89,8 @@ class Spec:
 
     def request(self) -> dict:
         return {"confine": self.confine, "compile_cache": self.compile_cache, "cwd": os.getcwd(),
-                "visible": list(self.visible), "hidden": list(self.hidden), "env": worker_env()}
+                "visible": list(self.visible), "hidden": list(self.hidden), "env": worker_env(),
+                "path": import_path()}
 
 
 class Worker:
@@ -110,7 +114,7 @@ class Worker:
                         os.close(fd)
                     raise OSError("the zygote could not fork the worker")
                 self.proc = subprocess.Popen(
-                    [sys.executable, "-m", "grader.sandbox.pool", json.dumps(spec.request()), *map(str, fds)],
+                    [*python_command("grader.sandbox.pool"), json.dumps(spec.request()), *map(str, fds)],
                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                     pass_fds=fds, start_new_session=True, env=worker_env(), close_fds=True)
         finally:
@@ -296,22 +300,24 @@ def monitor(request: dict, req_fd: int, resp_fd: int, out_fd: int, status_fd: in
     mode = "none"
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        if request["confine"] and refused is None:
-            try:
+        ids = None
+        try:
+            if request["confine"] and refused is None:
+                ids = confined_ids(request["env"])
                 isolation.confine([request["compile_cache"]] if request["compile_cache"] else [], request["visible"],
-                                  request["hidden"], request["cwd"])
+                                  request["hidden"], request["cwd"], ids, request["path"])
                 mode = "namespaces"
-            except isolation.Refused as exc:
-                status.sendall(f"refused {exc.strerror}\n".encode())
-                os._exit(1)
-        else:
-            _prctl(PR_SET_CHILD_SUBREAPER, 1)  # what the worker leaves behind comes back here, to be killed
-            if request["confine"] and learner_user(request["env"], 0) is not None:
-                mode = "user"
+            else:
+                _prctl(PR_SET_CHILD_SUBREAPER, 1)  # what the worker leaves behind comes back here, to be killed
+                if request["confine"] and confined_ids(request["env"]) is not None:
+                    mode = "user"
+        except isolation.Refused as exc:
+            status.sendall(f"refused {exc.strerror}\n".encode())
+            os._exit(1)
         pid = os.fork()
         if pid == 0:
             status.close()
-            become_worker(request, mode, req_fd, resp_fd, out_fd)
+            become_worker(request, mode, req_fd, resp_fd, out_fd, ids)
         for fd in (req_fd, resp_fd, out_fd):
             os.close(fd)
         status.sendall(f"pid {pid} {mode}\n".encode())
@@ -387,6 +393,23 @@ LEARNER_UIDS = 2_000_000_000, 1 << 22  # where a worker's own uid comes from the
 TEMPORARY = ("/tmp", "/var/tmp", "/dev/shm")  # what any user may write in: emptied of a worker's files
 
 
+def confined_ids(env: dict) -> tuple[int, int] | None:
+    """The user and group learner code runs as where this process is root: a user of its own in namespaces
+    (``LEARNER_UIDS[0]``, which no unconfined worker is), or the unprivileged one :func:`learner_user` names;
+    None where this process is not root (learner code then stays this process's user). Raises
+    :class:`grader.sandbox.isolation.Refused` where it is root and has no unprivileged user to run it as: never
+    the host's root."""
+    if os.geteuid() != 0:
+        return None
+    ids = learner_user(env, 0)
+    if ids is None:
+        from grader.sandbox import isolation
+
+        raise isolation.Refused(1, f"grade runs as root and has no unprivileged user to run learner code as "
+                                   f"(name one in {LEARNER_USER})")
+    return ids
+
+
 def learner_user(env: dict, pid: int | None = None) -> tuple[int, int] | None:
     """(uid, gid) an unconfined worker for learner code becomes where this process is root: a user of its
     own, ``LEARNER_UIDS[0] + pid`` (unique while the worker lives: no other worker can signal it or read its
@@ -409,10 +432,38 @@ def learner_user(env: dict, pid: int | None = None) -> tuple[int, int] | None:
     return entry.pw_uid, entry.pw_gid
 
 
+def own_learner_ids() -> bool:
+    """Whether an unconfined worker for learner code gets a user of its own here (see :func:`learner_user`);
+    else the workers share one, and a class is graded one submission at a time."""
+    first, count = LEARNER_UIDS
+    return _mapped("uid", first, count) and _mapped("gid", first, count)
+
+
 def private_tmp(uid: int) -> str:
-    """The temporary folder of the worker that runs as ``uid`` (made by :func:`become_worker`, removed with
-    everything else of that uid by :func:`remove_owned`)."""
-    return os.path.join("/tmp", f"grade-learner-{uid}")
+    """A new temporary folder for the worker that runs as ``uid``, made here with a name nobody can have
+    made first (removed with everything else of that uid by :func:`remove_owned`)."""
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix=f"grade-learner-{uid}-", dir="/tmp")
+    os.chown(folder, uid, uid)
+    return folder
+
+
+def withhold(paths) -> list[str]:
+    """Where learner code runs unconfined as another user: take every other user's access away from
+    ``paths`` (what the namespaces would hide: the solutions, the caches, a class's folders and gradebook,
+    the checkout's history), each where it lies (what is below a folder is then out of reach too); the
+    paths changed. Owner's and group's access stay as they were."""
+    changed = []
+    for path in paths:
+        try:
+            info = os.lstat(path)
+            if not stat.S_ISLNK(info.st_mode) and info.st_mode & 0o007:
+                os.chmod(path, stat.S_IMODE(info.st_mode) & ~0o007)
+                changed.append(str(path))
+        except OSError:
+            pass
+    return changed
 
 
 def remove_owned(uid: int) -> None:
@@ -462,15 +513,16 @@ def _mapped(kind: str, number: int, count: int = 1) -> bool:
     return any(int(inner) <= number and number + count <= int(inner) + int(size) for inner, _, size in ranges)
 
 
-def become_worker(request: dict, mode: str, req_fd: int, resp_fd: int, out_fd: int) -> None:
-    """Turn this fresh fork into a worker: confined (``mode`` "namespaces"), an unprivileged user
-    (``mode`` "user") or a session of its own."""
+def become_worker(request: dict, mode: str, req_fd: int, resp_fd: int, out_fd: int,
+                  ids: tuple[int, int] | None = None) -> None:
+    """Turn this fresh fork into a worker: confined (``mode`` "namespaces", as the user ``ids`` where they
+    are given), an unprivileged user (``mode`` "user") or a session of its own."""
     try:
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the monitor killed, by whatever: the worker goes too
         if mode == "namespaces":
             from grader.sandbox import isolation
 
-            isolation.enter()
+            isolation.enter(ids)
         if request["confine"] and mode != "namespaces":
             # Unconfined learner code could read or rewrite any compile cache: it gets none.
             request = dict(request, compile_cache="")
@@ -479,12 +531,11 @@ def become_worker(request: dict, mode: str, req_fd: int, resp_fd: int, out_fd: i
 
             uid, gid = learner_user(request["env"], os.getpid())
             if uid >= LEARNER_UIDS[0]:  # a user of its own: a temporary folder of its own too
+                remove_owned(uid)  # whatever an earlier worker of that uid (another pid's) may have left
                 folder = private_tmp(uid)
-                if os.path.lexists(folder):
-                    remove_owned(uid)
-                os.mkdir(folder, 0o700)
-                os.chown(folder, uid, gid)
-                request["env"] = dict(request["env"], TMPDIR=folder)
+                request = dict(request, cwd=folder, env=dict(request["env"], TMPDIR=folder))
+            else:
+                request = dict(request, cwd="/")
             resource.setrlimit(resource.RLIMIT_NPROC, (isolation.PROCESS_LIMIT, isolation.PROCESS_LIMIT))
             resource.setrlimit(resource.RLIMIT_FSIZE, (isolation.FILE_SIZE_LIMIT, isolation.FILE_SIZE_LIMIT))
             os.setgroups([])
@@ -503,7 +554,7 @@ def become_worker(request: dict, mode: str, req_fd: int, resp_fd: int, out_fd: i
         os.environ.clear()
         os.environ.update(request["env"])
         os.chdir(request["cwd"])
-        sys.path[0] = request["cwd"]
+        sys.path[:] = request["path"]  # no current folder, no PYTHONPATH, no checkout
         sys.argv = [sys.argv[0]]
         if "numpy" in sys.modules:
             sys.modules["numpy"].random.seed()  # a fresh global seed, as a fresh process would have
@@ -519,13 +570,22 @@ def become_worker(request: dict, mode: str, req_fd: int, resp_fd: int, out_fd: i
         os._exit(1)
 
 
-def main() -> None:
-    """``python -m grader.sandbox.pool REQUEST_JSON REQ RESP OUT STATUS``: a monitor started afresh."""
+def why_not_confined(env: dict) -> str | None:
+    """None where learner code can be confined here, as the user :func:`confined_ids` names, else why not
+    (one sentence). Forks twice: call it before any thread starts."""
     from grader.sandbox import isolation
 
+    try:
+        return isolation.probe(confined_ids(env))
+    except isolation.Refused as exc:
+        return exc.strerror
+
+
+def main() -> None:
+    """``python -m grader.sandbox.pool REQUEST_JSON REQ RESP OUT STATUS``: a monitor started afresh."""
     request = json.loads(sys.argv[1])
     req_fd, resp_fd, out_fd, status_fd = map(int, sys.argv[2:6])
-    monitor(request, req_fd, resp_fd, out_fd, status_fd, isolation.probe() if request["confine"] else None)
+    monitor(request, req_fd, resp_fd, out_fd, status_fd, why_not_confined(request["env"]) if request["confine"] else None)
 
 
 if __name__ == "__main__":

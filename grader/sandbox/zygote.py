@@ -43,6 +43,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.core.launch import python_command
 from grader.core.verdict import Isolation
 from grader.sandbox import pool
 from grader.sandbox.config import worker_env
@@ -195,7 +196,7 @@ class Zygote:
                 os.waitpid(child, 0)
             else:
                 subprocess.Popen(
-                    [sys.executable, "-m", "grader.sandbox.zygote", str(theirs.fileno()), str(folder or ""), name,
+                    [*python_command("grader.sandbox.zygote"), str(theirs.fileno()), str(folder or ""), name,
                      *preload],
                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                     pass_fds=(theirs.fileno(),), start_new_session=True, env=env, close_fds=True)
@@ -321,6 +322,14 @@ def learner_spec(folder: Path | None, visible: tuple[str, ...] = (), hidden: tup
     key = hashlib.sha256(os.fsencode(os.path.abspath(learner) if learner else "")).hexdigest()[:16]
     cache = folder / "jax-learner" / key
     cache.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() == 0:  # learner code runs as an unprivileged user there (see :func:`pool.confined_ids`)
+        try:
+            ids = pool.confined_ids(worker_env())
+        except OSError:
+            ids = None
+        if ids is not None:
+            for path in (cache, *(Path(p, n) for p, dirs, files in os.walk(cache) for n in dirs + files)):
+                os.lchown(path, *ids)
     return Spec(confine=True, compile_cache=str(cache), visible=visible, hidden=hidden)
 
 
@@ -370,11 +379,15 @@ class Launch:
 
     def isolation(self) -> Isolation:
         """How learner code is isolated: in namespaces, as an unprivileged user (unconfined; see
-        :mod:`grader.sandbox.pool`) or not at all."""
+        :mod:`grader.sandbox.pool`) or not at all. As an unprivileged user, what the namespaces would hide is
+        withheld from it by permissions before it starts (:func:`grader.sandbox.pool.withhold`)."""
         if self.refused() is None:
             return Isolation.NAMESPACES
         self.learner.started()
-        return Isolation.USER if self.learner.isolation == "user" else Isolation.NONE
+        if self.learner.isolation != "user":
+            return Isolation.NONE
+        pool.withhold(self.spec.hidden)
+        return Isolation.USER
 
     @property
     def zygote(self) -> Zygote | None:
@@ -385,6 +398,11 @@ class Launch:
         if self.own is not None:
             self.own.close()
         trim(self.spec.compile_cache)
+        if self.learner.isolation == "user" and not pool.own_learner_ids():
+            # The user the workers shared: nothing of it outlives the run (a class is graded one at a time).
+            ids = pool.learner_user(worker_env())
+            if ids is not None:
+                pool.remove_owned(ids[0])
 
 
 LEARNER_CACHE_BYTES = 256 << 20  # a learner's compile cache larger than this after a run is emptied
@@ -451,9 +469,7 @@ def become_zygote(control: socket.socket, folder: Path | None, name: str, preloa
 def run(control: socket.socket, folder: Path | None, name: str, preload: list[str]) -> None:
     """The zygote (see the module's docstring); never returns. (One function over 60 lines: its event loop
     and the state the loop shares, read top to bottom as the process lives.)"""
-    from grader.sandbox import isolation
-
-    refused = isolation.probe()
+    refused = pool.why_not_confined(dict(os.environ))
     try:
         control.send(f"isolation {'namespaces' if refused is None else 'none ' + refused}".encode())
     except OSError:

@@ -58,7 +58,7 @@ ATTACKS = CORRECT + '''
 import os, signal, socket
 
 _found = []
-for path in (os.environ["GRADE_CACHE_DIR"], os.path.join(os.environ["KATA_ROOT"], "solutions")):
+for path in (os.environ["GRADE_CACHE_DIR"], os.path.join("@ROOT@", "solutions")):
     try:
         with open(os.path.join(path, "forged.txt"), "w") as f:
             f.write("forged")
@@ -90,8 +90,7 @@ def t5_relative_pos(seed, T, num_buckets, max_distance):
 @needs_namespaces
 def test_confined_code_can_write_no_cache_see_no_process_and_reach_no_network(grade_json, submission,
                                                                                private_cache, monkeypatch):
-    monkeypatch.setenv("KATA_ROOT", str(ROOT))
-    code, report = grade_json("t5_relative_pos", "--file", submission(ATTACKS))
+    code, report = grade_json("t5_relative_pos", "--file", submission(ATTACKS.replace("@ROOT@", str(ROOT))))
     assert "FOUND" in report["output"]
     assert "sees process" not in report["output"] and "stopped " not in report["output"]  # process 1, alone
     assert (code, report["status"], report["isolation"]) == (0, "pass", "namespaces")
@@ -326,20 +325,19 @@ def test_a_reference_worker_that_ends_is_not_taken_for_a_variant_that_raised(tmp
 
 # -- where the kernel refuses namespaces -----------------------------------------------------------------
 
-REFUSE = "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\""
-
-
-def refused_run(*argv, env):
-    """The command inside a user namespace that allows no further one: the kernel refuses isolation."""
-    done = subprocess.run(["unshare", "--user", "--map-root-user", "sh", "-c", REFUSE, "sh", sys.executable,
-                           "-m", "grader.cli", *argv], cwd=ROOT, env=env, capture_output=True, text=True,
+def refused_run(*argv, env, ids="1000 {real} 1"):
+    """The command inside a user namespace that allows no further one (the kernel refuses isolation), as an
+    ordinary user (``ids``: see conftest.IN_USER_NAMESPACE)."""
+    done = subprocess.run([sys.executable, "-c", IN_USER_NAMESPACE, "-m", "grader.cli", *argv], cwd=ROOT,
+                          env=dict(env, ID_MAP=ids, REFUSE_NAMESPACES="1"), capture_output=True, text=True,
                           timeout=300)
     return done.returncode, done.stdout
 
 
-@pytest.mark.skipif(subprocess.run(["sh", "-c", f"unshare --user --map-root-user sh -c '{REFUSE}' sh true"],
-                                   capture_output=True).returncode != 0,
-                    reason="cannot make a namespace that refuses namespaces here")
+REFUSABLE = subprocess.run([sys.executable, "-c", IN_USER_NAMESPACE, "-c", "pass"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not REFUSABLE, reason="cannot make a namespace that refuses namespaces here")
 def test_where_namespaces_are_refused_grading_works_and_says_so(tmp_path, submission):
     env = dict(os.environ, GRADE_CACHE_DIR=str(tmp_path / "cache"))
     code, out = refused_run("t5_relative_pos", "--file", REFERENCE["t5_relative_pos"], "--json", env=env)
@@ -350,6 +348,19 @@ def test_where_namespaces_are_refused_grading_works_and_says_so(tmp_path, submis
     assert code == 1 and "FAIL" in out and "without isolation" in out
     # Nothing of that run was kept for the next: unconfined code could have changed it.
     assert not list((tmp_path / "cache").glob("*.npz"))
+
+
+@pytest.mark.skipif(not REFUSABLE, reason="cannot make a namespace that refuses namespaces here")
+def test_root_with_no_unprivileged_user_runs_no_learner_code(tmp_path, submission):
+    """Root, namespaces refused, and no other user to become (a namespace with root alone in it): learner
+    code is not run at all, rather than run as root; the verdict says why and what to do."""
+    marker = tmp_path / "ran"
+    learner = submission(CORRECT + f"\nopen({str(marker)!r}, 'w').close()\n")
+    code, out = refused_run("t5_relative_pos", "--file", learner, "--json",
+                            env=dict(os.environ, GRADE_CACHE_DIR=str(tmp_path / "cache")), ids="0 {real} 1")
+    report = json.loads(out)
+    assert (code, report["status"]) == (1, "error") and "GRADE_LEARNER_USER" in report["message"], report
+    assert not marker.exists()
 
 
 # A user namespace that maps the machine's first 65536 ids onto themselves, as root sees its own
@@ -373,7 +384,7 @@ def t5_relative_pos(seed, T, num_buckets, max_distance):
                 import time
                 time.sleep(300)
             os._exit(0)
-    for path in (os.environ["SECRET"], os.environ["GRADE_CACHE_DIR"]):
+    for path in ("@SECRET@", os.environ["GRADE_CACHE_DIR"]):
         try:
             os.listdir(path) if os.path.isdir(path) else open(path).read()
             print("READ", path)
@@ -415,10 +426,10 @@ def test_where_root_is_refused_namespaces_learner_code_runs_as_an_unprivileged_u
     secret.chmod(0o600)
     learner = tmp_path / "lab" / "t5_relative_pos.py"
     learner.parent.mkdir()
-    learner.write_text(CORRECT.replace("def t5_relative_pos(", "def _right(", 1) + INTRUDER)
+    learner.write_text(CORRECT.replace("def t5_relative_pos(", "def _right(", 1) + INTRUDER.replace("@SECRET@", str(secret)))
     for folder in (tmp_path, learner.parent):
         folder.chmod(0o755)
-    env = dict(os.environ, GRADE_CACHE_DIR=str(tmp_path / "cache"), SECRET=str(secret),
+    env = dict(os.environ, GRADE_CACHE_DIR=str(tmp_path / "cache"),
                ID_MAP="0 0 4294967295" if ids == "own" else "0 0 65536", REFUSE_NAMESPACES="1")
     before = live_processes()
     done = subprocess.run([sys.executable, "-c", ROOT_REFUSED, "-m", "grader.cli", "t5_relative_pos", "--file",
@@ -430,8 +441,10 @@ def test_where_root_is_refused_namespaces_learner_code_runs_as_an_unprivileged_u
     uids = {int(line.split()[1]) for line in printed.splitlines() if line.startswith("uid ")}
     if ids == "own":
         assert uids and all(uid >= pool.LEARNER_UIDS[0] for uid in uids), printed
-        assert all(f"tmpdir {pool.private_tmp(uid)} 0o700" in printed for uid in uids), printed
-        left = [path for uid in uids for path in (f"/tmp/left-{uid}", f"/dev/shm/left-{uid}", pool.private_tmp(uid))]
+        tmpdirs = {line.split()[1]: line.split()[2] for line in printed.splitlines() if line.startswith("tmpdir ")}
+        assert {uid for uid in uids if any(t.startswith(f"/tmp/grade-learner-{uid}-") for t in tmpdirs)} == uids
+        assert set(tmpdirs.values()) == {"0o700"}, printed
+        left = [path for uid in uids for path in (f"/tmp/left-{uid}", f"/dev/shm/left-{uid}")] + list(tmpdirs)
         assert not any(os.path.lexists(path) for path in left)
     else:
         assert uids == {65534}, printed
@@ -462,7 +475,7 @@ PEEK = '''
 import glob, importlib.util, os
 
 def t5_relative_pos(seed, T, num_buckets, max_distance):
-    root = os.environ["KATA_ROOT"]
+    root = "@ROOT@"
     for path in glob.glob(os.path.join(os.environ["GRADE_CACHE_DIR"], "*.npz")):
         print("READ", path, len(open(path, "rb").read()))
     spec = importlib.util.spec_from_file_location("ref", os.path.join(root, "solutions", "t5_relative_pos",
@@ -476,10 +489,9 @@ def t5_relative_pos(seed, T, num_buckets, max_distance):
 @needs_namespaces
 def test_confined_code_cannot_read_the_solutions_or_the_kept_reference_outputs(grade_json, submission, private_cache,
                                                                                 monkeypatch):
-    monkeypatch.setenv("KATA_ROOT", str(ROOT))
     grade_json("t5_relative_pos")  # reference outputs kept in the cache
     assert list(private_cache.glob("*.npz"))
-    code, report = grade_json("t5_relative_pos", "--file", submission(PEEK))
+    code, report = grade_json("t5_relative_pos", "--file", submission(PEEK.replace("@ROOT@", str(ROOT))))
     assert (code, report["status"], report["isolation"]) == (1, "error", "namespaces")
     assert "FileNotFoundError" in report["message"] and "READ" not in report["output"]
 

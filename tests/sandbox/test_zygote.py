@@ -4,9 +4,11 @@ kept between runs. Whichever way a worker starts, the verdict and the confinemen
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -102,14 +104,14 @@ def test_a_run_leaves_a_zygote_that_the_next_run_uses(own_cache, tmp_path):
 
 def test_a_forked_worker_sees_this_run_not_the_zygote_s(own_cache, tmp_path):
     folder, env = own_cache
-    probe = CORRECT + '\nimport os\nprint("probe", os.environ.get("KATA_PROBE"), os.getcwd())\n'
+    probe = CORRECT + '\nimport os\nprint("probe", os.environ.get("LC_KATA_PROBE"), os.getcwd())\n'
     learner = tmp_path / "t5_relative_pos.py"
     learner.write_text(probe)
-    run_grade("t5_relative_pos", "--file", learner, env=dict(env, KATA_PROBE="first"))
+    run_grade("t5_relative_pos", "--file", learner, env=dict(env, LC_KATA_PROBE="first"))
     first = zygotes(folder)
     sub = ROOT / "problems"
     done = subprocess.run([sys.executable, "-m", "grader.cli", "t5_relative_pos", "--file", learner, "--json"],
-                          cwd=sub, env=dict(env, KATA_PROBE="second"), capture_output=True, text=True, timeout=300)
+                          cwd=sub, env=dict(env, LC_KATA_PROBE="second"), capture_output=True, text=True, timeout=300)
     report = json.loads(done.stdout)
     assert f"probe second {sub}" in report["output"]
     assert len(first) == 1 and zygotes(folder) == first  # the worker came from the first run's zygote
@@ -264,13 +266,20 @@ _right = t5_relative_pos
 
 
 @pytest.fixture
-def second_knows(submission):
+def second_knows():
+    """A learner's file and the lock beside it, in a folder any user may read: where the tests run as root,
+    learner code runs as an unprivileged user of its own, and reads what such a user may."""
+    folder = Path(tempfile.mkdtemp())
+    folder.chmod(0o755)
+
     def write(tail: str):
-        path = submission(SECOND_KNOWS + tail)
-        (path.parent / "first.lock").write_text("")
+        path = folder / "t5_relative_pos.py"
+        path.write_text(SECOND_KNOWS + tail)
+        (folder / "first.lock").write_text("")
         return path
 
-    return write
+    yield write
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_a_regrade_splits_the_inputs_between_two_workers(grade_json, submission, second_knows):
