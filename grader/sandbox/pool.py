@@ -127,6 +127,7 @@ class Worker:
         self.pid: int | None = None
         self.isolation: str | None = None  # "namespaces" or "none", once the monitor has said
         self.refused: str | None = None  # the monitor could not confine the worker: why
+        self.limited: str | None = None  # the monitor ended the worker for a limit no mount sets: why
         self.returncode: int | None = None
         self._monitor_done = False
         self._buffer = b""
@@ -163,6 +164,8 @@ class Worker:
                 self.pid, self.isolation = int(pid), isolation
             elif kind == "refused":
                 self.refused = value
+            elif kind == "limit":
+                self.limited = value
             elif kind == "exit":
                 self.returncode = int(value)
         return True
@@ -238,6 +241,8 @@ class Worker:
         if self.refused is not None:
             return WorkerFailure("isolation", f"learner code could not be isolated: {self.refused}")
         code = self.wait(2.0)
+        if self.limited is not None:
+            return WorkerFailure("crash", self.limited)
         if code is None:
             self.kill()
             code = self.returncode
@@ -321,10 +326,10 @@ def monitor(request: dict, req_fd: int, resp_fd: int, out_fd: int, status_fd: in
         for fd in (req_fd, resp_fd, out_fd):
             os.close(fd)
         status.sendall(f"pid {pid} {mode}\n".encode())
-        code = _watch(pid, status)
+        user = learner_user(request["env"], pid) if mode == "user" else None
+        code = _watch(pid, status, (lambda: _over_temporary_limit(user[0])) if user else None)
         if mode != "namespaces":
             _kill_descendants()
-        user = learner_user(request["env"], pid) if mode == "user" else None
         if user and user[0] >= LEARNER_UIDS[0]:  # a user of its own: nothing of it outlives the worker
             remove_owned(user[0])
         try:
@@ -335,13 +340,24 @@ def monitor(request: dict, req_fd: int, resp_fd: int, out_fd: int, status_fd: in
         os._exit(0)
 
 
-def _watch(pid: int, status: socket.socket) -> int:
-    """Wait until the worker ends, killing it when the grader says so or goes away; its exit status."""
+def _watch(pid: int, status: socket.socket, over_limit=None) -> int:
+    """Wait until the worker ends, killing it when the grader says so or goes away, or when ``over_limit()``
+    (asked every :data:`WATCH_SECONDS`) says why it must end (said to the grader); its exit status."""
     pidfd = os.pidfd_open(pid)
     while True:
-        ready = select.select([pidfd, status], [], [])[0]
+        ready = select.select([pidfd, status], [], [], WATCH_SECONDS if over_limit else None)[0]
         if pidfd in ready:
             break
+        if not ready:
+            why = over_limit()
+            if why:
+                _kill(pid)
+                try:
+                    status.sendall(f"limit {why}\n".encode())
+                except OSError:
+                    pass
+                break
+            continue
         try:
             chunk = status.recv(64)
         except OSError:
@@ -386,6 +402,46 @@ def _prctl(option: int, value: int) -> None:
         ctypes.CDLL(None).prctl(option, value, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+
+
+WATCH_SECONDS = 0.5  # how often an unconfined worker's temporary files are counted
+TEMPORARY_LIMIT = 256 << 20  # bytes an unconfined worker may keep in TEMPORARY, as a confined one's private /tmp
+
+
+def _over_temporary_limit(uid: int) -> str | None:
+    """Why a worker that runs as ``uid`` unconfined must end (it keeps more than :data:`TEMPORARY_LIMIT` in
+    the folders any user may write in, which no mount bounds for it there), else None."""
+    total = 0
+    for folder in TEMPORARY:
+        total += _owned_bytes(folder, uid, TEMPORARY_LIMIT - total + 1)
+        if total > TEMPORARY_LIMIT:
+            return (f"it kept more than {TEMPORARY_LIMIT >> 20} MiB in {', '.join(TEMPORARY)} (the limit on temporary "
+                    f"files)")
+    return None
+
+
+def _owned_bytes(folder: str, uid: int, enough: int, owned: bool = False) -> int:
+    """The bytes (blocks) of the files ``uid`` owns in ``folder`` (``owned``: the folder is its own), counted
+    in what it owns and in folders any user may write in, up to about ``enough``."""
+    total = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        mine = owned or info.st_uid == uid
+        if stat.S_ISDIR(info.st_mode):
+            if mine or info.st_mode & 0o002:
+                total += _owned_bytes(entry.path, uid, enough - total, mine)
+        elif mine:
+            total += info.st_blocks * 512
+        if total >= enough:
+            break
+    return total
 
 
 LEARNER_USER = "GRADE_LEARNER_USER"  # the user learner code runs as where root grades unconfined

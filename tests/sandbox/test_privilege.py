@@ -198,3 +198,36 @@ def test_a_symbolic_link_given_to_grade_file_is_refused(tmp_path):
     link.symlink_to(secret)
     with pytest.raises(problems.UsageError, match="symbolic link"):
         problems.graded_file(link)
+
+
+FILLS_SHM = CORRECT + '''
+import os as _os
+import time as _time
+
+_right = t5_relative_pos
+
+
+def t5_relative_pos(seed, T, num_buckets, max_distance):
+    for i in range(6):  # 300 MiB in files of 50, each under the limit on one file
+        with open(f"/dev/shm/fill-{_os.getuid()}-{i}", "wb") as f:
+            f.write(b"x" * (50 << 20))
+    _time.sleep(3)
+    return _right(seed, T, num_buckets, max_distance)
+'''
+
+
+@pytest.mark.grading
+@pytest.mark.skipif(os.geteuid() != 0 or not ROOT_REFUSED, reason="needs root, and a namespace that refuses namespaces")
+def test_where_root_is_refused_namespaces_temporary_files_are_bounded_in_total(tmp_path):
+    """No private /tmp or /dev/shm bounds what unconfined code keeps there: the worker that keeps more than a
+    confined one's /tmp may hold is ended, the verdict says why, and its files are gone."""
+    learner = probe_file(tmp_path)
+    learner.write_text(FILLS_SHM)
+    env = dict(os.environ, GRADE_CACHE_DIR=str(tmp_path / "cache"), GRADE_WARM_SECONDS="0",
+               ID_MAP="0 0 4294967295", REFUSE_NAMESPACES="1")
+    done = subprocess.run([sys.executable, "-c", IN_USER_NAMESPACE, "-m", "grader.cli", "t5_relative_pos", "--file",
+                           str(learner), "--json"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    report = json.loads(done.stdout)
+    assert (report["status"], report["isolation"]) == ("error", "user"), report["message"]
+    assert f"more than {pool.TEMPORARY_LIMIT >> 20} MiB" in report["message"]
+    assert not [p for p in Path("/dev/shm").glob("fill-*") if p.lstat().st_uid >= pool.LEARNER_UIDS[0]]
