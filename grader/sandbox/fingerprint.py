@@ -35,7 +35,9 @@ def fingerprint() -> str:
     dists = installed()
     versions = {name: dists.get(name, "none") for name in PACKAGES}
     plugins = sorted(f"{name}={v}" for name, v in dists.items() if name.startswith(("jax-cuda", "jax-rocm", "libtpu")))
-    env = config.worker_env()
+    # The workers' environment, and PYTHONPATH, which no worker gets but a zygote forked from the command
+    # imported its modules through.
+    env = dict(config.worker_env(), **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"})
     h.update(json.dumps({"versions": versions, "plugins": plugins, "precision": config.MATMUL_PRECISION,
                          "env": {k: v for k, v in sorted(env.items()) if k.startswith(ENV_PREFIXES) and k not in ENV_IGNORED},
                          "platform": [sys.platform, platform.machine(), sys.version]}).encode())
