@@ -327,10 +327,11 @@ def monitor(request: dict, req_fd: int, resp_fd: int, out_fd: int, status_fd: in
             os.close(fd)
         status.sendall(f"pid {pid} {mode}\n".encode())
         user = learner_user(request["env"], pid) if mode == "user" else None
-        code = _watch(pid, status, (lambda: _over_temporary_limit(user[0])) if user else None)
+        own = user is not None and user[0] >= LEARNER_UIDS[0]  # (a shared user's files are not this worker's alone)
+        code = _watch(pid, status, (lambda: _over_temporary_limit(user[0])) if own else None)
         if mode != "namespaces":
             _kill_descendants()
-        if user and user[0] >= LEARNER_UIDS[0]:  # a user of its own: nothing of it outlives the worker
+        if own:  # a user of its own: nothing of it outlives the worker
             remove_owned(user[0])
         try:
             status.sendall(f"exit {code}\n".encode())
@@ -522,10 +523,12 @@ def withhold(paths) -> list[str]:
     return changed
 
 
-def remove_owned(uid: int) -> None:
+def remove_owned(uid: int, since: float | None = None) -> None:
     """After a worker that ran as ``uid`` (a uid of its own) has ended: end whatever of that uid still runs,
     and remove every file and folder it left where any user may write (the folders in ``TEMPORARY``, and the
-    folders in them that any user may write in)."""
+    folders in them that any user may write in); with ``since``, only those changed since then (the
+    kernel's overflow uid, which a user namespace also shows for every owner it does not map: their files
+    are not the learner's)."""
     pid = os.fork()
     if pid == 0:  # kill(-1) as that user reaches exactly its processes
         try:
@@ -547,7 +550,7 @@ def remove_owned(uid: int) -> None:
             except OSError:
                 continue
             is_folder = entry.is_dir(follow_symlinks=False)
-            if info.st_uid == uid:
+            if info.st_uid == uid and (since is None or info.st_ctime >= since):
                 try:
                     shutil.rmtree(entry.path) if is_folder else os.unlink(entry.path)
                 except OSError:
@@ -557,6 +560,14 @@ def remove_owned(uid: int) -> None:
 
     for folder in TEMPORARY:
         sweep(folder)
+
+
+def overflow_uid() -> int:
+    """The uid a user namespace shows for an owner it does not map (``nobody``'s, as a rule)."""
+    try:
+        return int(open("/proc/sys/kernel/overflowuid").read())
+    except (OSError, ValueError):
+        return 65534
 
 
 def _mapped(kind: str, number: int, count: int = 1) -> bool:

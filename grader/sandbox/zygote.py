@@ -40,7 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.core.launch import python_command
@@ -343,6 +343,7 @@ class Launch:
     spec: Spec
     found: Zygote | None = None
     own: Zygote | None = None
+    started: float = field(default_factory=time.time)  # (wall-clock time: what files' times are compared with)
 
     @classmethod
     def prepare(cls, reference: Path, cache_folder: Path | None, visible: tuple[str, ...] = (),
@@ -402,7 +403,7 @@ class Launch:
             # The user the workers shared: nothing of it outlives the run (a class is graded one at a time).
             ids = pool.learner_user(worker_env())
             if ids is not None:
-                pool.remove_owned(ids[0])
+                pool.remove_owned(ids[0], self.started if ids[0] == pool.overflow_uid() else None)
 
 
 LEARNER_CACHE_BYTES = 256 << 20  # a learner's compile cache larger than this after a run is emptied
