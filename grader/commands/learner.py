@@ -28,6 +28,7 @@ from pathlib import Path
 
 from grader.core.exits import Exit, usage_error
 from grader.core.launch import python_command
+from grader.problem import pristine as pristine_mod
 from grader.problem import problems
 
 DEBOUNCE_MS = 200  # saves closer together than this are one change, graded once
@@ -243,7 +244,7 @@ def cmd_reset(argv: list[str]) -> int:
         args, root, problem = _problem_command("reset", cmd_reset.__doc__, argv)
     except (problems.UsageError, problems.ProblemError) as exc:
         return usage_error(str(exc))
-    pristine, source = pristine_stub(root, problem.slug)
+    pristine, source = pristine_mod.stub(root, problem.slug, problems.cache_folder(root))
     if pristine is None:
         return usage_error(f"cannot reset {problem.slug}: {source}; nothing was changed")
     stub = problem.stub
@@ -265,40 +266,6 @@ def cmd_reset(argv: list[str]) -> int:
     kept = f"; your version is in {problems.relative(backup)}" if backup else ""
     print(f"{problems.relative(stub)} is the untouched stub again (from {source}){kept}.")
     return Exit.OK
-
-
-def pristine_stub(root: Path, slug: str) -> tuple[bytes | None, str]:
-    """The untouched stub of ``slug`` and where it came from: ``.grade/pristine/<slug>.py`` (a handout
-    keeps it there), else the newest version committed in git that still raises NotImplementedError at a
-    TODO (a learner's own commits of work in progress are passed over); else None and why."""
-    kept = root / ".grade" / "pristine" / f"{slug}.py"
-    if kept.is_file():
-        return kept.read_bytes(), problems.relative(kept)
-    relative = f"problems/{slug}/{slug}.py"
-    log = _git(root, "log", "--format=%H", "--", relative)
-    if log is None:
-        return None, f"there is no untouched copy (no {problems.relative(kept)}, and this is not a git checkout)"
-    for commit in log.decode().split():
-        text = _git(root, "show", f"{commit}:./{relative}")
-        if text is not None and is_untouched(text):
-            return text, f"git commit {commit[:10]}"
-    return None, f"no commit of {relative} in git is an untouched stub, and there is no {problems.relative(kept)}"
-
-
-def _git(root: Path, *args: str) -> bytes | None:
-    """What ``git -C root <args>`` prints; None where git is missing or fails."""
-    try:
-        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout if done.returncode == 0 else None
-
-
-def is_untouched(source: bytes) -> bool:
-    """Whether a stub's source still has a TODO and raises NotImplementedError after it."""
-    text = source.decode("utf-8", errors="replace")
-    todo = text.find("TODO")
-    return todo >= 0 and "raise NotImplementedError" in text[todo:]
 
 
 def write_backup(path: Path, data: bytes) -> Path:

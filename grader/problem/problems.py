@@ -236,10 +236,15 @@ class Problem:
         return self.parts() + self.methods() + self.helpers()
 
     def _stub_tree(self) -> ast.Module:
-        """The stub, parsed (not imported); an empty module where it does not read."""
+        """The untouched stub (:mod:`grader.problem.pristine`: what the learner edits has lost its TODOs once
+        they are filled in), parsed, not imported; the stub as it is where no untouched copy is found (a
+        problem being written), and an empty module where it does not read."""
         if "stub tree" not in self._modules:
+            from grader.problem import pristine
+
             try:
-                self._modules["stub tree"] = ast.parse(self.stub.read_text())
+                source = pristine.stub(self.root, self.slug, cache_folder(self.root))[0] or self.stub.read_bytes()
+                self._modules["stub tree"] = ast.parse(source)
             except (OSError, SyntaxError, ValueError):
                 self._modules["stub tree"] = ast.Module(body=[], type_ignores=[])
         return self._modules["stub tree"]
