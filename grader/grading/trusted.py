@@ -448,6 +448,21 @@ class Trusted:
         values = {path: self.values.get(f"{key}-{i}") for i, path in enumerate(paths)}
         return values if values and all(v is not None for v in values.values()) else None
 
+    def substituted(self, args: dict, values: dict[str, np.ndarray]) -> np.ndarray | None:
+        """The reference's flat output on ``args`` where its parameters take ``values`` (``{path: array}``, those
+        of another module's initial parameters) in place of their initial values, each where its shape is
+        the reference's parameter's; None where it raises there. Not kept: ``values`` are a learner's."""
+        paths = sorted(values)
+        arrays: list = []
+        entries = kinds.encode(self.problem.args, args, arrays)
+        bound = reply_bound(self.problem, [args])
+        self.start().request({"op": "params", "key": "reference", "args": entries, "substitute": paths,
+                              "max_bytes": bound}, arrays + [values[path] for path in paths])
+        reply = self._receive(LOAD_SECONDS, bound, "result")
+        if not reply.ok or reply.result.array is None:
+            return None
+        return reply.result.array.reshape(-1)
+
     def pitfalls(self) -> dict[str, tuple[str, str | None, str]]:
         """The known-wrong variants, loaded in the worker: name -> (its MESSAGE, its DIAGNOSIS or None, its
         STAGE)."""

@@ -20,7 +20,7 @@ from grader.core.verdict import Outcome, Status
 from grader.grading.trusted import Trusted, batch_request, call_request, cancel_batch, load_request, reply_bound
 from grader.problem.problems import Problem
 from grader.sandbox.pool import READY_SECONDS, Worker, WorkerFailure
-from grader.sandbox.protocol import Reply
+from grader.sandbox.protocol import ProtocolError, Reply, check_bound
 from grader.sandbox.zygote import Launch
 
 REPLAY_LEFT_OUT = ("[what your code printed on the further inputs the grader ran to explain the failure is left "
@@ -59,12 +59,14 @@ class Clock:
 @dataclass
 class Fetch:
     """The learner's answers to one batch, on their way from ``worker``, in order: digests of those not
-    yet received. ``loading``: the worker's load reply comes first (a second worker's)."""
+    yet received, and the bound on each one's array bytes (its call's own, which its reply is checked
+    against). ``loading``: the worker's load reply comes first (a second worker's)."""
 
     worker: Worker
     pending: list[str] = field(default_factory=list)
     received: int = 0
     loading: bool = False
+    bounds: dict[str, int] = field(default_factory=dict)
 
 
 def split_by_signature(problem: Problem, cases: list[tuple[str, dict]]) -> list[list[tuple[str, dict]]]:
@@ -138,14 +140,31 @@ class LearnerWorkers:
 
     def receive(self, max_bytes: int, expect: str = "result", worker: Worker | None = None):
         """The graded module's next reply, within the limit for one call and the time left (a worker's
-        start, JAX's import, has an allowance of its own, within the time left)."""
+        start, JAX's import, has an allowance of its own, within the time left). ``max_bytes`` is the bound
+        the request set for that reply: a result that lies about it (an array said to be too large to send
+        that fits) is a malformed answer, as the worker's pipe reader says of any other."""
         if self.shared:
             self.trusted.acknowledge()
         remaining = self.clock.remaining()
         if remaining <= 0:
             raise StopGrading(self.clock.out_of_time())
-        return (worker or self.first).receive(min(self.call_seconds, remaining), max_bytes, expect,
-                                              ready_seconds=min(READY_SECONDS, max(remaining, 0.0)))
+        worker = worker or self.first
+        reply = worker.receive(min(self.call_seconds, remaining), max_bytes, expect,
+                               ready_seconds=min(READY_SECONDS, max(remaining, 0.0)))
+        try:
+            return check_bound(reply, max_bytes)
+        except ProtocolError as exc:
+            raise self.malformed(str(exc), worker) from None
+
+    def malformed(self, why: str, worker: Worker | None = None) -> WorkerFailure:
+        """The failure of a worker whose answer was malformed (``why``), the worker ended (``worker``, or, where
+        it is not known which one sent it, both): what it sends after a forged answer cannot be told apart
+        from its answers. A shared worker runs trusted modules only, and is left to its owner."""
+        if not self.shared:
+            for one in [worker] if worker is not None else [self.first, self.second]:
+                if one is not None:
+                    one.kill()
+        return WorkerFailure("protocol", f"it sent a malformed answer ({why})")
 
     def failure_outcome(self, name: str, args: dict, failure: WorkerFailure) -> Outcome:
         """How a worker's failure reads as the outcome of the case ``name`` on ``args``."""
@@ -181,7 +200,8 @@ class LearnerWorkers:
         for i, part in enumerate(parts):
             worker, loading = self._second_worker() if i else (self.first, False)
             worker.request(*batch_request(self.problem, self.key, [a for _, a in part], self.jit))
-            self.fetches.append(Fetch(worker, [digest for digest, _ in part], loading=loading))
+            self.fetches.append(Fetch(worker, [digest for digest, _ in part], loading=loading,
+                                      bounds={digest: reply_bound(self.problem, [a]) for digest, a in part}))
 
     def _second_worker(self) -> tuple[Worker, bool]:
         """The second worker, and whether its load reply is still to come: the one an earlier batch
@@ -228,7 +248,7 @@ class LearnerWorkers:
             digest = fetch.pending.pop(0)
             fetch.received += 1
             try:
-                self.memo[digest] = self.receive(self.bound, worker=fetch.worker)
+                self.memo[digest] = self.receive(fetch.bounds.get(digest, self.bound), worker=fetch.worker)
             except WorkerFailure as failure:
                 if fetch.worker is not self.first:  # the second worker: its cases are asked again one by one
                     self._drop(fetch)

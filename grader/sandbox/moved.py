@@ -12,7 +12,11 @@ Parameters are found where Flax makes them: what linen's ``Module.init``, ``init
 ``lazy_init`` return, and the ``nnx.Param`` values of an NNX module once it is built (outermost only: a
 linen ``init`` inside an NNX module's constructor is moved once, with the module). The same hooks observe
 the parameters an entry creates without computing its outputs (:func:`observe`), for the parameter
-check. Code that makes its parameters some other way is not moved, and disagrees with the reference there.
+check, and put given values in place of the initial ones (:func:`substituting`). Code that makes its
+parameters some other way is not moved, and disagrees with the reference there.
+
+What :func:`observe` finds in a learner's worker is that worker's word only: learner code runs there and
+can wrap or replace anything here. The grader checks it against outputs (:mod:`grader.grading.engine`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ _WEIGHT: list = [None]  # a scalar (under jax.jit, traced) that scales the move:
 _DEPTH = [0]  # nesting of the hooked calls: only the outermost moves or observes
 _OBSERVED: list = []  # while observing: {path: leaf} of the first parameters created
 _OBSERVING = [False]
+_SUBSTITUTE: list = [None]  # while substituting: {path: array} put in place of the initial parameters
 _INSTALLED: set[str] = set()
 
 
@@ -84,13 +89,31 @@ def _paths(tree) -> list:
     return [(path_of(path), leaf) for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]]
 
 
+def substitute_leaf(path: str, leaf):
+    """The value :func:`substituting` gives the leaf at ``path`` (``params/a/b/kernel``), where it gives one of
+    the leaf's shape; else ``leaf``."""
+    values = _SUBSTITUTE[0]
+    value = None if values is None else values.get(path)
+    if value is None or tuple(value.shape) != tuple(getattr(leaf, "shape", ())) or not hasattr(leaf, "dtype"):
+        return leaf
+    import jax.numpy as jnp
+
+    return jnp.asarray(value, leaf.dtype)
+
+
 def _moved_variables(variables):
-    """A linen variable collection with its ``params`` moved (the other collections as they are)."""
+    """A linen variable collection with its ``params`` substituted (:func:`substituting`) and moved (the other
+    collections as they are)."""
     import jax
 
     if not hasattr(variables, "get") or variables.get("params") is None:
         return variables
-    params = jax.tree_util.tree_map_with_path(lambda path, leaf: move_leaf(path_of(path), leaf), variables["params"])
+
+    def change(path, leaf):
+        name = path_of(path)
+        return move_leaf(name, substitute_leaf("params/" + name, leaf))
+
+    params = jax.tree_util.tree_map_with_path(change, variables["params"])
     if type(variables) is dict:
         return {**variables, "params": params}
     return variables.copy({"params": params})  # a FrozenDict
@@ -166,6 +189,9 @@ def _nnx_params(node) -> None:
     if _OBSERVING[0] and found:
         _OBSERVED.append({"params/" + path: v.get_value() for path, v in found})
         raise Observed
+    if _SUBSTITUTE[0] is not None:
+        for path, variable in found:
+            variable.set_value(substitute_leaf("params/" + path, variable.get_value()))
     if _MOVE[0]:
         for path, variable in found:
             variable.set_value(move_leaf(path, variable.get_value()))
@@ -195,6 +221,20 @@ def moving(which, weight=None):
         yield
     finally:
         _MOVE[0], _WEIGHT[0] = saved
+
+
+@contextlib.contextmanager
+def substituting(values: dict):
+    """Parameters made within take the values ``values`` gives them (``{"params/a/b/kernel": array}``) in place
+    of their initial ones, each where its shape is the leaf's (cast to the leaf's dtype); the others stay
+    as made."""
+    install()
+    saved = _SUBSTITUTE[0]
+    _SUBSTITUTE[0] = dict(values)
+    try:
+        yield
+    finally:
+        _SUBSTITUTE[0] = saved
 
 
 def observe(call) -> dict | None:

@@ -17,7 +17,9 @@ against the schema below, turning anything else into a :class:`ProtocolError`:
 - ``{"ok": true, "result": RESULT, "seconds": number, "jit": {"used": bool, "error": str | null},
   "together"?: bool}`` with the array's bytes when RESULT is ``{"type": "array", "dtype", "shape"}`` and
   they fit the bound (else RESULT says ``"omitted": true``); any other RESULT is ``{"type": str,
-  "dtype"?: str}``;
+  "dtype"?: str}``. The bytes' description is the result's own dtype and shape. The bound is the
+  request's (``max_bytes``), which only the grader knows: :func:`check_bound` checks a result against
+  it (an array said to be omitted must be larger than the bound, one sent must fit it);
 - ``{"ok": false, "error": {"kind", "type", "message", "file", "line", "during", "traceback"}}``.
 """
 
@@ -223,14 +225,15 @@ def parse_reply(header: dict, arrays: list, expect: str) -> Reply:
     jit = header.get("jit")
     seconds = header.get("seconds")
     if not isinstance(jit, dict) or not isinstance(jit.get("used"), bool) \
-            or not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
+            or not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not math.isfinite(seconds):
         raise ProtocolError("a result without its timing and jit report")
-    return Reply(ok=True, result=_result(header["result"], arrays), seconds=float(seconds), jit_used=jit["used"],
+    return Reply(ok=True, result=_result(header["result"], arrays, header.get("arrays", [])), seconds=float(seconds),
+                 jit_used=jit["used"],
                  jit_error=_text(jit.get("error"), "jit error", optional=True),
                  together=header.get("together") is True)
 
 
-def _result(result, arrays: list) -> Result:
+def _result(result, arrays: list, specs: list) -> Result:
     if not isinstance(result, dict):
         raise ProtocolError("a result that is not an object")
     kind = _text(result.get("type"), "the result's type")
@@ -246,10 +249,37 @@ def _result(result, arrays: list) -> Result:
         if arrays:
             raise ProtocolError("array bytes with a result that says they were omitted")
         return Result(kind, dtype, tuple(shape))
-    if len(arrays) != 1 or (arrays[0] is not None and (arrays[0].dtype.name != dtype
-                                                       or arrays[0].shape != tuple(shape))):
+    # The bytes' own description, not the decoded array: an undecodable dtype decodes to None, and bytes of
+    # one would otherwise pass under a result that names another (a decodable one, whose array is then missing).
+    if len(arrays) != 1 or len(specs) != 1 or specs[0]["dtype"] != dtype or list(specs[0]["shape"]) != shape:
         raise ProtocolError("an array result whose bytes do not match its description")
     return Result(kind, dtype, tuple(shape), arrays[0])
+
+
+def result_bytes(result: Result) -> int | None:
+    """How many bytes an array result's array takes (None where its dtype is not one the grader decodes)."""
+    if result.type != "array" or result.dtype not in DECODABLE:
+        return None
+    import numpy as np
+
+    return math.prod(result.shape) * np.dtype(result.dtype).itemsize
+
+
+def check_bound(reply: Reply, max_bytes: int) -> Reply:
+    """``reply``, checked against the bound its request set (``max_bytes``): a worker sends the bytes of every
+    array of at most that size and omits those of larger ones, so an array result that says it was omitted
+    but fits, or whose bytes came over the bound, is a forgery (a :class:`ProtocolError`). Only the grader
+    knows the bound of a reply (a batch's replies each have their own), hence a check of its own."""
+    result = reply.result
+    nbytes = None if result is None else result_bytes(result)
+    if nbytes is None:
+        return reply
+    if result.array is None and nbytes <= max_bytes:
+        raise ProtocolError(f"an array result of {nbytes} bytes said to be too large to send, where its request "
+                            f"allowed {max_bytes}")
+    if result.array is not None and nbytes > max_bytes:
+        raise ProtocolError(f"an array result of {nbytes} bytes, where its request allowed {max_bytes}")
+    return reply
 
 
 def _error(error) -> dict:

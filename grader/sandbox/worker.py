@@ -103,8 +103,15 @@ def load(header: dict, arrays) -> tuple[dict, list]:
     folder = os.path.dirname(path)
     if folder not in sys.path:
         sys.path.insert(0, folder)
+    source = arrays[0].tobytes()
+    # Tracebacks show the lines from here: the file itself may be one this worker cannot read (a class's
+    # private copy, readable by the grader alone).
+    import linecache
+
+    text = source.decode("utf-8", "replace")
+    linecache.cache[path] = (len(source), None, text.splitlines(keepends=True), path)
     try:
-        code = compile(arrays[0].tobytes(), path, "exec")
+        code = compile(source, path, "exec")
         exec(code, module.__dict__)
     except BaseException as exc:  # noqa: BLE001  (learner code may raise anything, SystemExit too)
         return {"ok": False, "error": describe(exc, path, during="import")}, []
@@ -334,12 +341,35 @@ def params(header: dict, arrays) -> tuple[dict, list]:
     """The parameters the entry creates for these arguments, as Flax makes them (:mod:`grader.sandbox.moved`):
     their paths and shapes, found by tracing without computing (eagerly where the entry does not trace:
     NumPy beside a module that only declares the parameters); with ``values``, their initial values too,
-    as arrays. ``params`` is None where the entry creates none that Flax makes."""
+    as arrays. ``params`` is None where the entry creates none that Flax makes.
+
+    With ``"substitute": [path, ...]`` (the request's last arrays, one per path), the entry's output where
+    each parameter it creates takes the given value in place of its initial one, answered like a call
+    (``max_bytes`` its bound): the grader runs the reference so on the initial values a learner's worker
+    reports, to see whether they give that worker's outputs.
+
+    In a learner's worker, what this answers is that worker's word, nothing more: the grader checks it
+    against the outputs before it says anything from it (:mod:`grader.grading.engine`). A tree whose
+    leaves have no shape of whole numbers is an error reply, not a crash of the worker."""
     import jax
     import numpy as np
 
     state = STATE[header["key"]]
     args, static = decode_args(header, arrays)
+    if header.get("substitute") is not None:  # eagerly: the values are constants of this one call
+        paths = list(header["substitute"])
+        values = dict(zip(paths, arrays[len(arrays) - len(paths):])) if paths else {}
+        start = time.perf_counter()
+        try:
+            with moved.substituting(values):
+                out = state["fn"](*args)
+            if isinstance(out, jax.Array):
+                out = jax.block_until_ready(out)
+            reply, payloads = result_message(out, header.get("max_bytes", 0))
+        except BaseException as exc:  # noqa: BLE001
+            return {"ok": False, "error": describe(exc, state["path"], during="call")}, []
+        reply.update(ok=True, seconds=time.perf_counter() - start, jit={"used": False, "error": None})
+        return reply, payloads
     dynamic = [a for i, a in enumerate(args) if i not in static]
 
     def found(*dyn):
@@ -356,11 +386,15 @@ def params(header: dict, arrays) -> tuple[dict, list]:
             break
     if not tree:
         return {"ok": True, "params": None}, []
-    shapes = {path: list(getattr(leaf, "shape", ())) for path, leaf in tree.items()}
+    try:
+        shapes = {str(path): [int(d) for d in np.shape(leaf)] for path, leaf in tree.items()}
+        paths = sorted(shapes)
+        leaves = [np.asarray(tree[path]) for path in paths] if header.get("values") else []
+    except Exception as exc:  # noqa: BLE001  (something other than Flax's parameters came back)
+        return {"ok": False, "error": describe(exc, state["path"], during="call")}, []
     if not header.get("values"):
         return {"ok": True, "params": shapes}, []
-    paths = sorted(tree)
-    specs, payloads = protocol.pack_arrays([np.asarray(tree[path]) for path in paths])
+    specs, payloads = protocol.pack_arrays(leaves)
     return {"ok": True, "params": shapes, "paths": paths, "arrays": specs}, payloads
 
 

@@ -36,6 +36,11 @@ def expected(args: dict) -> np.ndarray:
     return np.arange(args["T"] ** 2, dtype=np.float32) + 100 * args["seed"] + args["T"]
 
 
+def moved_output(args: dict) -> np.ndarray:
+    """The reference's flat output where the case may move parameters: moving any changes it by 7."""
+    return expected(args) + (7 if kinds.moved(args) else 0)
+
+
 def answered(output: np.ndarray, together: bool = False) -> Reply:
     return Reply(ok=True, result=Result("array", output.dtype.name, output.shape, output), seconds=0.1,
                  jit_used=True, together=together)
@@ -104,9 +109,9 @@ class FakeWorker:
         if op == "load":
             self.due.append(("load", self.load))
         elif op == "batch":
-            self.due.extend(("batch", self.answer(args_of(c["args"]))) for c in header["calls"])
+            self.due.extend(("batch", self.answer(args_of(c["args"], c.get("moved", False)))) for c in header["calls"])
         elif op == "call":
-            self.due.append(("call", self.single(args_of(header["args"]))))
+            self.due.append(("call", self.single(args_of(header["args"], header.get("moved", False)))))
         elif op == "params":
             self.due.append(("params", self.values))
         elif op == "mark":
@@ -142,8 +147,9 @@ class FakeWorker:
         self.closed = self.ended = True
 
 
-def args_of(entries: list[dict]) -> dict:
-    return {e["name"]: e["value"] for e in entries}
+def args_of(entries: list[dict], moved=False) -> dict:
+    """A call's arguments, with the parameters it moves (as a case says them) where it moves any."""
+    return kinds.with_moved({e["name"]: e["value"] for e in entries}, moved)
 
 
 class FakeTrusted:
@@ -161,6 +167,8 @@ class FakeTrusted:
         self.batches: list[list[dict]] = []
         self.asked: list[dict] = []
         self.reference_values = {"params/w": np.zeros((2, 3), np.float32)}
+        self.substitutions: list[tuple[dict, dict]] = []  # (args, values) of each run on a learner's values
+        self.substitute_gives = expected  # the output of such a run (the learner's right answer, by default)
 
     def digest(self, args: dict) -> str:
         return kinds.args_digest(PROBLEM.args, args)
@@ -194,6 +202,16 @@ class FakeTrusted:
 
     def param_values(self, args: dict) -> dict:
         return self.reference_values
+
+    def substituted(self, args: dict, values: dict) -> np.ndarray | None:
+        self.substitutions.append((args, values))
+        return self.substitute_gives(args)
+
+    def outputs(self, key: str, cases: list[dict]) -> list[np.ndarray]:
+        return [moved_output(args) for args in cases]
+
+    def agrees(self, args: dict, expected: np.ndarray, got: np.ndarray) -> bool:
+        return expected.shape == got.shape and bool(np.allclose(expected, got))
 
     def accept_also(self, args: dict, expected: np.ndarray):
         return None
@@ -630,3 +648,201 @@ def test_the_mark_leaves_out_what_the_code_printed_after_it(session):
     printed = s.close()
     assert printed.startswith("the case's own line\n") and "a probe's line" not in printed
     assert printed.endswith(workers.REPLAY_LEFT_OUT)
+
+
+def test_values_the_outputs_do_not_bear_out_are_not_given(session):
+    """A worker's report of its initial values is learner code's word: where the reference, run on them,
+    does not give the learner's output, they explain nothing, and no parameter is named from them."""
+    s = session(FakeWorker())
+    s.trusted.substitute_gives = lambda args: expected(args) + 1
+    s.ask_param_values(CASES[0])
+    s.evaluate("case", CASES[0])
+    assert s.param_values() is None
+    [(args, values)] = s.trusted.substitutions
+    assert args == CASES[0] and list(values) == ["params/w"] and np.array_equal(values["params/w"], VALUES["params/w"])
+
+
+def test_values_that_are_the_reference_s_need_no_run_of_the_reference(session):
+    """Values equal to the reference's name no parameter: they are given as they came, at no cost."""
+    same = {"params/w": np.zeros((2, 3), np.float32)}
+    s = session(FakeWorker(values=Reply(ok=True, values=same)))
+    s.ask_param_values(CASES[0])
+    s.evaluate("case", CASES[0])
+    graded, _ = s.param_values()
+    assert graded is same and s.trusted.substitutions == []
+
+
+# -- what a worker's reply says is checked against what the grader knows ------------------------------------
+
+OMITTED = Reply(ok=True, result=Result("array", "float32", (4,), None), seconds=0.1, jit_used=True)
+OVER_ITS_BOUND = answered(np.zeros(2000, np.float32))  # 8000 bytes where a case of T=2 allows 16 * 4 + 4096
+
+
+@pytest.mark.parametrize("forged, said", [(OMITTED, "said to be too large to send"),
+                                          (OVER_ITS_BOUND, "8000 bytes, where its request allowed 4160")],
+                         ids=["omitted though it fits", "bytes over its bound"])
+def test_an_answer_that_lies_about_its_bound_ends_the_run_as_malformed(session, forged, said):
+    """Learner code can write to the reply pipe: an array said to be omitted where the grader needs (and the
+    worker sends) its bytes is a forgery, a clear error on the submission, never a crash of the grader."""
+    learner = FakeWorker(on(CASES[0], forged))
+    s = session(learner)
+    s.prefetch(CASES)
+    with pytest.raises(workers.StopGrading) as stop:
+        s.evaluate("case", CASES[0])
+    assert stop.value.outcome.status == Status.ERROR
+    assert "broke the grader's protocol: it sent a malformed answer" in stop.value.outcome.message
+    assert said in stop.value.outcome.message
+    assert learner.killed  # what it sends after a forgery cannot be told from its answers
+
+
+def test_a_forged_answer_kept_from_a_cancelled_batch_is_checked_against_its_own_call_s_bound(session):
+    """Answers already on their way when a batch is cancelled are read under the largest bound of the batches;
+    each is checked against its own call's when its case takes it."""
+    learner = FakeWorker(on(CASES[1], OMITTED), in_flight=1)
+    s = session(learner)
+    s.prefetch(CASES)
+    assert statuses(s, CASES[:1]) == [Status.PASS]
+    s.cancel_pending()
+    with pytest.raises(workers.StopGrading) as stop:
+        s.evaluate("case", CASES[1])
+    assert stop.value.outcome.status == Status.ERROR and "too large to send" in stop.value.outcome.message
+    assert learner.killed
+
+
+def test_an_array_too_large_to_send_fails_on_its_shape(session):
+    """An answer larger than its bound is omitted by an honest worker too: it fails as a wrong shape."""
+    huge = Reply(ok=True, result=Result("array", "float32", (5000,), None), seconds=0.1, jit_used=True)
+    s = session(FakeWorker(on(CASES[0], huge)))
+    s.prefetch(CASES)
+    outcome = s.evaluate("case", CASES[0])
+    assert outcome.status == Status.FAIL and outcome.comparison.stage == "shape"
+
+
+# -- a worker's parameter tree, checked against its outputs ------------------------------------------------
+
+TREE = {"params/w": [2, 3]}
+
+
+def follows(args: dict) -> Reply:
+    """An answer that follows every move of the parameters as the reference's does."""
+    return answered(moved_output(args))
+
+
+def ignores(args: dict) -> Reply:
+    """An answer that does not change when the parameters move."""
+    return answered(expected(args))
+
+
+@pytest.mark.parametrize("reported, answer, said", [
+    ({}, follows, "it reported no parameter `w` in your parameter tree, yet your output changes"),
+    (None, follows, "it reported that your code creates no parameters that Flax makes, yet your output changes"),
+    ({"params/w": [3, 2]}, follows, "it reported other shapes than the statement's for parameter `w`, yet with it "
+                                    "moved your output is the reference's"),
+], ids=["a parameter said missing", "no parameters at all", "a parameter said misshaped"])
+def test_a_tree_report_the_moved_outputs_contradict_is_named(session, reported, answer, said):
+    """What a worker says of its tree is checked against its outputs with the parameters moved, which the
+    grader compares: a parameter said missing whose move changes the output is there after all."""
+    s = session(FakeWorker(answer))
+    s.tree_report = (TREE, reported)
+    assert s.tree_contradiction(CASES[0]).startswith(said)
+
+
+@pytest.mark.parametrize("reported, answer", [
+    ({}, ignores), (None, ignores),
+    ({"params/w": [3, 2]}, lambda args: answered(moved_output(args) + 3 * (kinds.moved(args) is not False))),
+], ids=["a parameter missing", "no parameters at all", "a parameter misshaped"])
+def test_a_tree_report_the_moved_outputs_bear_out_stands(session, reported, answer):
+    """An honest report of a missing or misshaped parameter is never taken for a forgery: its moves do not
+    change the output, or change it otherwise than the reference's."""
+    s = session(FakeWorker(answer))
+    s.tree_report = (TREE, reported)
+    assert s.tree_contradiction(CASES[0]) is None
+
+
+def test_a_tree_report_of_extra_parameters_alone_runs_nothing(session):
+    """No output can show a parameter nothing uses, so a report of one is not checked, and costs no call."""
+    learner = FakeWorker()
+    s = session(learner)
+    s.workers.ready()
+    s.tree_report = (TREE, {**TREE, "params/extra": [3]})
+    assert s.tree_contradiction(CASES[0]) is None
+    assert learner.ops() == ["load"]
+
+
+class Reported:
+    """A session as :func:`grader.grading.engine.check_parameters` sees it: a tree report and what the outputs
+    say against it."""
+
+    def __init__(self, found, contradiction=None, unseen=False):
+        self.found, self.contradiction, self.tree_unseen = found, contradiction, unseen
+
+    def params_diff(self, args: dict):
+        return self.found
+
+    def tree_contradiction(self, args: dict):
+        return self.contradiction
+
+
+def verdict(status: Status):
+    from grader.core.verdict import Verdict
+
+    return Verdict("t5_relative_pos", status, "as the outputs say")
+
+
+DIFFERENT = engine.tree_differences(TREE, {})
+
+
+@pytest.mark.parametrize("found, unseen", [([], False), (DIFFERENT, False), (None, True), (None, False)],
+                         ids=["the same tree", "another tree", "no tree", "no report"])
+@pytest.mark.parametrize("status", [Status.FAIL, Status.ERROR])
+def test_no_tree_report_turns_a_failing_run_into_a_pass(found, unseen, status):
+    """The tree can only tell against the code: a failing run stays as its outputs made it."""
+    v = verdict(status)
+    engine.check_parameters(Reported(found, unseen=unseen), v, CASES[0])
+    assert (v.status, v.message) == (status, "as the outputs say")
+
+
+def test_a_tree_that_agrees_is_said_only_where_every_output_agrees():
+    """Where outputs fail, the worker's word that its tree is the statement's is not repeated as the grader's:
+    no output backs it (a parameter left out and one ignored fail alike)."""
+    passing, failing = verdict(Status.PASS), verdict(Status.FAIL)
+    engine.check_parameters(Reported([]), passing, CASES[0])
+    engine.check_parameters(Reported([]), failing, CASES[0])
+    assert [(c.name, c.status) for c in passing.checks] == [("parameters", Status.PASS)]
+    assert failing.checks == []
+
+
+def test_a_tree_report_the_outputs_contradict_makes_a_passing_run_an_error():
+    """A malformed report is a clear verdict on the submission, as any malformed reply is."""
+    v = verdict(Status.PASS)
+    engine.check_parameters(Reported([], contradiction="it reported no parameter `w`"), v, CASES[0])
+    assert v.status == Status.ERROR
+    assert v.message == engine.MALFORMED_TREE + ": it reported no parameter `w`"
+
+
+def test_a_tree_report_the_outputs_contradict_on_a_failing_run_is_said_and_not_used():
+    """The run's failure stands on its outputs; a false report is named for what it is, and neither its
+    differences nor its "no parameters" reach the explanation."""
+    v = verdict(Status.FAIL)
+    session = Reported(DIFFERENT, contradiction="it reported no parameter `w`", unseen=True)
+    engine.check_parameters(session, v, CASES[0])
+    assert (v.status, v.params_diff, session.tree_unseen) == (Status.FAIL, [], False)
+    [check] = v.checks
+    assert check.status == Status.WARN and check.message.endswith("; the grader does not use it")
+
+
+class Unverifiable(Reported):
+    """A session whose outputs for checking its report cannot be had (a handout records none on them)."""
+
+    def tree_contradiction(self, args: dict):
+        from grader.grading.trusted import ReferenceError
+
+        raise ReferenceError("this handout has no recorded answer for it")
+
+
+def test_a_tree_difference_that_cannot_be_checked_against_outputs_still_fails_a_passing_run():
+    """Checking a report against outputs may only take a claim away, never the verdict's ground: where it
+    cannot run, the differences count as reported."""
+    v = verdict(Status.PASS)
+    engine.check_parameters(Unverifiable(DIFFERENT), v, CASES[0])
+    assert v.status == Status.FAIL and v.params_diff == DIFFERENT

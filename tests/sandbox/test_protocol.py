@@ -2,13 +2,15 @@
 in-process, one message at a time (no worker runs).
 
 A message is read from a file descriptor as the grader reads a worker's pipe: :func:`read_message` then
-:func:`parse_reply`. A forged reply is a :class:`ProtocolError`, never another exception and never a reply;
+:func:`parse_reply`, then :func:`check_bound` with the request's bound (which the grader alone knows: an
+array said to be omitted must be over it). A forged reply is a :class:`ProtocolError`, never another
+exception and never a reply;
 a message cut short is an ``EOFError`` (the worker died: :class:`grader.sandbox.pool.Worker` says how). A message
 whose announced sizes are over a bound is refused before the bytes are read: the forgeries that announce
 too much send nothing after the announcement, so a reader that went on to read would get ``EOFError``.
 
 One forgery also goes the whole way, from learner code through a real worker's pipe to the report, in
-tests/sandbox/test_trust.py.
+tests/sandbox/test_trust.py; those that parse and lie, in tests/grading/test_forged_reports.py.
 """
 
 from __future__ import annotations
@@ -70,7 +72,8 @@ def read(data: bytes, max_payload: int = BOUND):
 
 
 def reply(data: bytes, expect: str = "result", max_payload: int = BOUND) -> Reply:
-    return protocol.parse_reply(*read(data, max_payload), expect)
+    """The reply ``data`` holds, read as the grader reads the answer to a request whose bound is ``max_payload``."""
+    return protocol.check_bound(protocol.parse_reply(*read(data, max_payload), expect), max_payload)
 
 
 # -- forgeries ----------------------------------------------------------------------------------------------
@@ -169,6 +172,25 @@ FORGERIES = {
     "an omitted array result with bytes": (message(result({"type": "array", "dtype": "float32", "shape": [4],
                                                            "omitted": True}, [spec()]), b"\0" * 16), "result"),
     "a result that is no array, with bytes": (message(result({"type": "list"}, [spec()]), b"\0" * 16), "result"),
+    "seconds that are not a number": (message(array_result(seconds=float("nan")), b"\0" * 16), "result"),
+    "seconds that are infinite": (message(array_result(seconds=float("inf")), b"\0" * 16), "result"),
+    # Bytes of a dtype the grader does not decode come back as None: the result must still name their dtype
+    # and shape, or a result that names a decodable one would reach the comparison without its array.
+    "a float32 result over bytes of bfloat16": (message(result({"type": "array", "dtype": "float32", "shape": [4]},
+                                                               [spec("bfloat16", (4,), 8)]), b"\0" * 8), "result"),
+    "a bfloat16 result over bytes of another shape": (message(result({"type": "array", "dtype": "bfloat16",
+                                                                      "shape": [4]}, [spec("bfloat16", (2,), 4)]),
+                                                              b"\0" * 4), "result"),
+
+    # Against the request's bound: a worker sends every array that fits it, and omits only larger ones.
+    "an omitted array result small enough to send": (message(result({"type": "array", "dtype": "float32",
+                                                                     "shape": [4], "omitted": True})), "result"),
+    "an omitted array result of exactly the bound": (message(result({"type": "array", "dtype": "uint8",
+                                                                     "shape": [BOUND], "omitted": True})), "result"),
+    "an omitted empty array result": (message(result({"type": "array", "dtype": "complex128", "shape": [0, 3],
+                                                      "omitted": True})), "result"),
+    "an omitted result where a batch's answer is due": (message(result({"type": "array", "dtype": "int64",
+                                                                        "shape": [2, 2], "omitted": True})), "cancel"),
 
     # Parameters.
     "a parameter tree that is a list": (message({"ok": True, "params": [["a", [2]]]}), "params"),
@@ -250,6 +272,19 @@ def test_a_result_too_large_to_send_keeps_its_shape_up_to_the_largest_dimension(
     shape = ((1 << 40) - 1, 2)
     got = reply(message(result({"type": "array", "dtype": "float32", "shape": list(shape), "omitted": True})))
     assert got.result == Result("array", "float32", shape, None)
+
+
+def test_an_omitted_array_result_one_byte_over_the_bound_is_read():
+    got = reply(message(result({"type": "array", "dtype": "uint8", "shape": [BOUND + 1], "omitted": True})))
+    assert got.result == Result("array", "uint8", (BOUND + 1,), None)
+
+
+def test_an_array_result_over_the_bound_of_its_own_request_is_refused_after_it_is_read():
+    """A batch's answers are read under the largest of their bounds; each is checked against its own."""
+    data = written(array_result("uint8", (64,)), [np.ones(64, np.uint8)])
+    assert reply(data, max_payload=64).result.array.tolist() == [1] * 64
+    with pytest.raises(ProtocolError):
+        protocol.check_bound(reply(data, max_payload=64), 63)
 
 
 def test_a_zero_size_array_of_a_large_shape_is_read():
