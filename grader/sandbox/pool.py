@@ -620,7 +620,10 @@ def become_worker(request: dict, mode: str, req_fd: int, resp_fd: int, out_fd: i
         os.close(out_fd)
         os.environ.clear()
         os.environ.update(request["env"])
-        os.chdir(request["cwd"])
+        try:
+            os.chdir(request["cwd"])
+        except OSError:  # a folder the unprivileged user it now is cannot enter (its source comes by the protocol)
+            os.chdir("/")
         sys.path[:] = request["path"]  # no current folder, no PYTHONPATH, no checkout
         sys.argv = [sys.argv[0]]
         if "numpy" in sys.modules:
