@@ -33,7 +33,7 @@ from pathlib import Path
 
 from grader.core.exits import Exit, usage_error
 from grader.commands import graded as graded_mod
-from grader.problem import problems
+from grader.problem import pristine, problems
 from grader.render import formats, report
 from grader.core import submission as submission_mod
 
@@ -144,19 +144,27 @@ def main(argv: list[str]) -> int:
             raise problems.UsageError(f"{args.output} is a folder, not a zip file")
         if args.output.exists() and not args.force:
             raise problems.UsageError(f"{args.output} exists; pass --force to replace it")
-    except (problems.UsageError, problems.ProblemError) as exc:
+        shipped = pristine.handed_out(root, slugs, problems.cache_folder(root))
+    except (problems.UsageError, problems.ProblemError, ValueError) as exc:
         return usage_error(str(exc))
+    for _, said in shipped.values():
+        if said:
+            print(f"grade gradescope: {said}", file=sys.stderr)
     config = {"format": 1, "problems": slugs, "points": args.points, "visibility": args.visibility,
               "run_as": args.run_as}
-    names = build(root, config, args.output)
+    names = build(root, config, args.output, {slug: text for slug, (text, _) in shipped.items()})
     print(f"wrote {args.output}: {len(names)} files, grading {', '.join(slugs)} "
           f"({args.points:g} point{'s' * (args.points != 1)} each)")
     return Exit.OK
 
 
-def build(root: Path, config: dict, output: Path) -> list[str]:
-    """Write the autograder zip for ``config`` from the checkout ``root`` to ``output`` (atomically); the
-    names it holds."""
+def build(root: Path, config: dict, output: Path, stubs: dict[str, bytes] | None = None) -> list[str]:
+    """Write the autograder zip for ``config`` from the checkout ``root`` to ``output`` (atomically), each
+    problem's stub the untouched one (``stubs``: see :func:`grader.problem.pristine.handed_out`), also kept
+    where the grader reads a stub's parts from; the names it holds."""
+    if stubs is None:
+        stubs = {slug: text for slug, (text, _) in
+                 pristine.handed_out(root, config["problems"], problems.cache_folder(root)).items()}
     files = {"setup.sh": SETUP.encode(), "run_autograder": RUN.encode(),
              CONFIG: (json.dumps(config) + "\n").encode()}  # one line: setup.sh reads it with sed
     for name in PROJECT_FILES:
@@ -168,8 +176,12 @@ def build(root: Path, config: dict, output: Path) -> list[str]:
     for folder in folders:
         for path in sorted(folder.rglob("*")):
             relative = path.relative_to(root)
-            if path.is_file() and not SKIPPED_PARTS & set(relative.parts) and path.suffix != ".pyc":
+            if (path.is_file() and not SKIPPED_PARTS & set(relative.parts) and path.suffix != ".pyc"
+                    and ".bak-" not in path.name):
                 files[relative.as_posix()] = path.read_bytes()
+    for slug, text in stubs.items():
+        for name in (f"problems/{slug}/{slug}.py", (pristine.KEPT / f"{slug}.py").as_posix()):
+            files[name] = text
     from grader.core.files import atomic
 
     with atomic(output, binary=True) as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as archive:

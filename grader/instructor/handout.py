@@ -30,7 +30,7 @@ import numpy as np
 
 from grader.core.exits import Exit, usage_error
 from grader.core import kinds
-from grader.problem import problems
+from grader.problem import pristine, problems
 from grader.problem.problems import Problem
 from grader.grading.recorded import FORMAT, RECORD, case_size
 from grader.commands.learner import HANDOUT_PART_NOTE
@@ -149,12 +149,16 @@ def handout_statement(text: str) -> str:
 GITIGNORE = ".venv/\n__pycache__/\n.grade/cache/\n.hypothesis/\n"
 
 
-def write(root: Path, out: Path, slugs: list[str], say=lambda text: None) -> None:
-    """Write the handout of ``slugs`` from the checkout ``root`` into the new folder ``out``."""
+def write(root: Path, out: Path, slugs: list[str], say=lambda text: None,
+          stubs: dict[str, bytes] | None = None) -> None:
+    """Write the handout of ``slugs`` from the checkout ``root`` into the new folder ``out``, each problem's
+    stub the untouched one (``stubs``, as :func:`grader.problem.pristine.handed_out` finds them)."""
+    if stubs is None:
+        stubs = {slug: text for slug, (text, _) in pristine.handed_out(root, slugs, problems.cache_folder(root)).items()}
     staging = out.with_name(out.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.bak-*")  # (a reset's backups: solved files)
     shutil.copytree(root / "grader", staging / "grader", ignore=ignore)
     for name in ("pyproject.toml", "requirements.lock"):
         shutil.copy2(root / name, staging / name)
@@ -165,9 +169,10 @@ def write(root: Path, out: Path, slugs: list[str], say=lambda text: None) -> Non
         statement.write_text(handout_statement(statement.read_text()))
         arrays = record(problem, say)
         np.savez_compressed(staging / "problems" / slug / RECORD, **arrays)
-        pristine = staging / ".grade" / "pristine"
-        pristine.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(problem.stub, pristine / problem.stub.name)
+        kept = staging / pristine.KEPT
+        kept.mkdir(parents=True, exist_ok=True)
+        for path in (staging / "problems" / slug / problem.stub.name, kept / problem.stub.name):
+            path.write_bytes(stubs[slug])
     text = HANDOUT_TEXT.format(first=slugs[0], slugs=", ".join(slugs))
     (staging / MARKER).write_text(text)
     (staging / "README.md").write_text(text)  # the one pyproject.toml names
@@ -187,12 +192,16 @@ def main(argv: list[str]) -> int:
         slugs = [problems.load(root, slug).slug for slug in args.problems] or problems.slugs(root)
         if args.folder.exists():
             raise problems.UsageError(f"{args.folder} exists; a handout is written to a new folder")
-    except (problems.UsageError, problems.ProblemError) as exc:
+        shipped = pristine.handed_out(root, slugs, problems.cache_folder(root))
+    except (problems.UsageError, problems.ProblemError, ValueError) as exc:
         return usage_error(str(exc))
+    for _, said in shipped.values():
+        if said:
+            print(f"grade handout: {said}", file=sys.stderr)
     tty = sys.stderr.isatty()
     say = (lambda text: print(f"\r\x1b[K{text}", end="", file=sys.stderr, flush=True)) if tty else (lambda text: None)
     try:
-        write(root, args.folder.resolve(), slugs, say)
+        write(root, args.folder.resolve(), slugs, say, {slug: text for slug, (text, _) in shipped.items()})
     except (problems.ProblemError, RuntimeError) as exc:
         print(file=sys.stderr)
         return usage_error(f"the handout was not written: {exc}")

@@ -89,3 +89,23 @@ def _git(root: Path, *args: str) -> bytes | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout if done.returncode == 0 else None
+
+
+def handed_out(root: Path, slugs: list[str], cache: Path | None = None) -> dict[str, tuple[bytes, str | None]]:
+    """What a handout or an autograder ships as each problem's stub: its untouched stub, and, where the
+    checkout's own file differs (an instructor who solved the kata in place), a sentence that says which
+    was shipped. Raises ValueError naming a problem whose untouched stub cannot be found: a solved file
+    must never go out as a stub."""
+    shipped = {}
+    for slug in slugs:
+        text, source = stub(root, slug, cache)
+        if text is None:
+            raise ValueError(f"no untouched stub of {slug} to hand out: {source}")
+        current = root / "problems" / slug / f"{slug}.py"
+        try:
+            edited = current.read_bytes() != text
+        except OSError:
+            edited = True
+        shipped[slug] = (text, f"problems/{slug}/{slug}.py is edited in this checkout: the untouched stub (from "
+                               f"{source}) goes out instead" if edited else None)
+    return shipped

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from functools import partial
@@ -131,3 +132,36 @@ def test_a_statement_that_suggests_part_says_what_a_handout_does_instead(copy):
         assert carried.rstrip().endswith(handout.HANDOUT_PART_NOTE), slug
     statement = (ROOT / "problems" / SLUG / "README.md").read_text()  # nothing of the kind in it
     assert (copy / "problems" / SLUG / "README.md").read_text() == handout.handout_statement(statement) == statement
+
+
+def test_a_handout_made_where_a_kata_was_solved_in_place_ships_the_untouched_stub(tmp_path):
+    """An instructor who solved the kata in their checkout (and kept a reset's backup of it): the handout
+    holds the untouched stub, from git, says so, and carries no backup; graded there, it is not started."""
+    checkout = tmp_path / "checkout"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(checkout)], check=True)
+    stub = checkout / "problems" / SLUG / f"{SLUG}.py"
+    untouched = stub.read_bytes()
+    solved = (ROOT / "solutions" / SLUG / f"{SLUG}.py").read_bytes()
+    stub.write_bytes(solved)
+    stub.with_name(f"{SLUG}.py.bak-1").write_bytes(solved)
+    out = tmp_path / "class"
+    done = cli("handout", str(out), SLUG, cwd=checkout)
+    assert done.returncode == 0, done.stderr
+    assert "edited in this checkout" in done.stderr and "untouched stub" in done.stderr
+    for path in (out / "problems" / SLUG / f"{SLUG}.py", out / ".grade" / "pristine" / f"{SLUG}.py"):
+        assert path.read_bytes() == untouched, path
+    assert not list(out.rglob("*.bak-*"))
+    graded = cli(SLUG, cwd=out)
+    assert graded.returncode == 1 and "NOT STARTED" in graded.stdout, graded.stdout
+
+
+def test_a_handout_without_an_untouched_stub_to_ship_is_refused(tmp_path):
+    """No git, no kept copy, and the stub solved: nothing untouched to hand out, so nothing is written."""
+    checkout = tmp_path / "checkout"
+    for part in ("problems", "solutions"):
+        shutil.copytree(ROOT / part / SLUG, checkout / part / SLUG)
+    (checkout / "problems" / SLUG / f"{SLUG}.py").write_bytes((ROOT / "solutions" / SLUG / f"{SLUG}.py").read_bytes())
+    out = tmp_path / "class"
+    done = cli("handout", str(out), SLUG, cwd=checkout)
+    assert done.returncode == 2 and f"no untouched stub of {SLUG}" in done.stderr, done.stderr
+    assert not out.exists() and not out.with_name("class.partial").exists()

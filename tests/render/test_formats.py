@@ -264,6 +264,7 @@ def test_the_zip_carries_the_scripts_at_its_root_and_the_project_for_the_named_p
     expected |= files(ROOT / "grader")
     for slug in PROBLEMS:
         expected |= files(ROOT / "problems" / slug) | files(ROOT / "solutions" / slug)
+        expected.add(f".grade/pristine/{slug}.py")  # the untouched stub, where the autograder reads its parts
     assert names == expected
     assert not any(n.startswith(("problems/rmsnorm", "solutions/rmsnorm", ".venv", "tests/")) for n in names)
     assert all(modes[n] & stat.S_IXUSR for n in ("setup.sh", "run_autograder"))
