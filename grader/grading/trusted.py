@@ -405,7 +405,10 @@ class Trusted:
         if self.calls is None:  # read on first need: a passing grade never loads it
             self.calls = cache_mod.ReferenceCache(self.cache_folder, f"{self.problem.slug}.calls",
                                                   [self.problem.reference] + self.hook_sources)
-        digest = self.digest(args)
+        recorded = {"classes": self.problem.parts(), "methods": self.problem.methods(),
+                    "functions": self.problem.helpers()}
+        # Kept by the input and by what was recorded (the parts the stub asks for).
+        digest = hashlib.sha256(f"{self.digest(args)}\0{json.dumps(recorded)}".encode()).hexdigest()[:32]
         kept = self.calls.get(f"{digest}-calls")
         if kept is not None:
             calls, count = json.loads(kept.tobytes())
@@ -413,8 +416,7 @@ class Trusted:
             if all(a is not None for a in arrays):
                 return calls, arrays
         arrays: list = []
-        self.start().request({"op": "capture", "key": "reference", "classes": self.problem.parts(),
-                              "methods": self.problem.methods(), "functions": self.problem.helpers(),
+        self.start().request({"op": "capture", "key": "reference", **recorded,
                               "moved": kinds.moved(args), "args": kinds.encode(self.problem.args, args, arrays)},
                              arrays)
         reply = self._receive(LOAD_SECONDS, CAPTURE_BYTES, "calls")

@@ -121,3 +121,26 @@ def test_every_part_a_report_suggests_works_on_a_stub_edited_in_place(learners_c
     assert report["status"] == "fail" and report["first_wrong_part"]["path"] == "scores", report["message"]
     report = graded(learners_clone, "t5_attention", "--part", "relative_position_bucket")
     assert report["status"] == "pass", report["message"]
+
+
+def test_the_reference_calls_kept_are_keyed_by_the_parts_recorded(tmp_path, monkeypatch):
+    """A call kept for one list of parts is not read back for another (which step is named must not
+    depend on what an earlier run recorded)."""
+    from types import SimpleNamespace
+
+    from grader.grading.trusted import Trusted
+
+    monkeypatch.setenv("GRADE_CACHE_DIR", str(tmp_path / "cache"))
+    problem = problems.load(ROOT, "t5_attention")
+    trusted = Trusted(problem)
+    asked = []
+    reply = SimpleNamespace(ok=True, calls=[{"path": "x"}], arrays=[])
+    monkeypatch.setattr(trusted, "start", lambda: SimpleNamespace(request=lambda header, arrays: asked.append(header)))
+    monkeypatch.setattr(trusted, "_receive", lambda *a, **k: reply)
+    args = problem.examples[0].args
+    trusted.capture(args)
+    trusted.capture(args)
+    assert len(asked) == 1  # kept: the second is read back
+    monkeypatch.setattr(problem, "methods", lambda: [])  # another list of parts
+    trusted.capture(args)
+    assert len(asked) == 2 and asked[1]["methods"] == []
