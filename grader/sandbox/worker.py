@@ -376,14 +376,16 @@ def params(header: dict, arrays) -> tuple[dict, list]:
         return moved.observe(lambda: state["fn"](*merge(args, static, dyn)))
 
     traced = (lambda: jax.jit(found)(*dynamic)) if header.get("values") else (lambda: jax.eval_shape(found, *dynamic))
-    tree = None
+    tree, raised = None, None
     for attempt in (traced, lambda: found(*dynamic)):
         try:
-            tree = attempt()
-        except BaseException:  # noqa: BLE001  (the call itself is graded elsewhere)
-            tree = None
+            tree, raised = attempt(), None
+        except BaseException as exc:  # noqa: BLE001  (the call itself is graded elsewhere)
+            tree, raised = None, exc
         if tree:
             break
+    if raised is not None:  # it never ran through: whether it makes parameters was not seen
+        return {"ok": False, "error": describe(raised, state["path"], during="call")}, []
     if not tree:
         return {"ok": True, "params": None}, []
     try:

@@ -167,3 +167,15 @@ def test_check_tells_a_variant_equal_to_the_reference_from_a_weak_strategy(tmp_p
     assert not row.ok
     assert "it may be the same function as the reference" in row.detail
     assert "strengthen" not in row.detail
+
+
+def test_code_that_crashes_while_making_its_parameters_is_not_said_to_make_none(grade, submission):
+    """A crash inside init (here a shape error after gamma is made, as swapped arguments give): the error
+    is the verdict; "your code creates no parameters" would be false, they were never reached."""
+    body = (ROOT / "solutions" / "rmsnorm" / "rmsnorm.py").read_text()
+    crashing = re.sub(r"(def __call__\(self, x[^\n]*\n(?:\s*\"\"\"[\s\S]*?\"\"\"\n)?)",
+                      r"\1        self.param('extra', nn.initializers.ones, (3,)) @ jnp.ones((4,))\n", body, count=1)
+    assert crashing != body
+    code, out, _ = grade("rmsnorm", "--file", submission(crashing, "rmsnorm.py"))
+    assert code == 1 and "ERROR" in out, out
+    assert "creates no parameters" not in out, out
