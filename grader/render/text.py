@@ -174,7 +174,7 @@ def headline(verdict: dict, medium: Medium = COMMAND_LINE, limit: int = TEXT_CAP
 class Streamed:
     """The verdict line printed as soon as the first failing input is known, before it is shrunk and explained;
     then the rest of the report. Where the case finally shown says something else than that first line (a
-    smaller input, fewer wrong values), the rest starts by saying so."""
+    smaller input, fewer wrong values), the rest starts by saying which case each count belongs to."""
 
     def __init__(self, problem: str, medium: Medium = COMMAND_LINE):
         self.problem, self.medium = problem, medium
@@ -193,7 +193,7 @@ class Streamed:
         first, _, rest = report.partition("\n")
         if first == self.line:
             return rest
-        return f"In the case shown below: {first.partition(': ')[2]}\n{rest}"
+        return f"(That line is the first failing input's.) The case shown below: {first.partition(': ')[2]}\n{rest}"
 
 
 def printed_section(output: str, shown_lines: int = PRINTED_SHOWN) -> list[str]:

@@ -488,7 +488,7 @@ def test_a_streamed_report_says_when_the_case_shown_says_something_else(t5, caps
     streamed.found(first)
     assert capsys.readouterr().out == "t5_relative_pos: FAIL - 9 of 16 values differ (exact)\n"
     rest = streamed.rest(report.to_text(t5, verdict, None)).split("\n")
-    assert rest[0] == "In the case shown below: FAIL - 1 of 16 values differ (exact)"
+    assert rest[0] == "(That line is the first failing input's.) The case shown below: FAIL - 1 of 16 values differ (exact)"
     assert not any(line.startswith("t5_relative_pos:") for line in rest)
 
 
