@@ -80,7 +80,15 @@ def check(problem: str, function=None, *, source: str | Path | None = None) -> R
     ``function`` is your entry function, defined in a cell (named as you like: the file graded gives it
     the problem's name); what it uses from the notebook comes along, the classes of a module problem
     too. Where a cell builds things the file cannot hold, give the whole module instead: ``source=`` its
-    text, or the path of a file. Prints nothing: the notebook shows the returned :class:`Result`."""
+    text, or the path of a file. A notebook (or an interactive session) shows the returned
+    :class:`Result`; in a script, ``check`` prints its report too."""
+    result = _check(problem, function, source)
+    if not getattr(builtins, "__IPYTHON__", False) and not hasattr(sys, "ps1"):  # (IPython sets the first)
+        print(to_text(result), flush=True)
+    return result
+
+
+def _check(problem, function, source) -> Result:
     if type(problem) is not str or not problem.isidentifier():  # a str subclass, say, runs its own methods
         shown = repr(problem) if type(problem) is str else f"an object of type {_type_label(type(problem))}"
         return usage(None, f"{shown} is not a problem's name (e.g. 'rel_shift')")
@@ -134,10 +142,30 @@ def _grade(root: Path, problem: str, file: Path, *, temporary: bool) -> Result:
     ran = graded.grade(graded.grade_argv(problem, file), GRADE_SECONDS, cwd=root)
     result = Result(problem, ran.verdict) if ran.verdict is not None else usage(problem, ran.why_not())
     result.root, result.file = root, file
-    if temporary and result.passed:
-        shutil.rmtree(file.parent, ignore_errors=True)
     result.kept = temporary and not result.passed
+    forget_kept(problem, file.parent if result.kept else None, everything=result.passed)
     return result
+
+
+KEPT_SECONDS = 24 * 3600.0  # a failing check's module is kept this long at most (its replay needs it)
+
+
+def forget_kept(problem: str, keep: Path | None, everything: bool) -> None:
+    """Remove the modules earlier checks of ``problem`` wrote and kept because they did not pass (their
+    reports' replays read them): all of them once a check of it passes (``everything``), else those older
+    than :data:`KEPT_SECONDS`; never ``keep``. Only this user's folders that hold that one module."""
+    import time
+
+    for folder in Path(tempfile.gettempdir()).glob(f"grade-{problem}-*"):
+        try:
+            info = folder.lstat()
+            if (folder == keep or not folder.is_dir() or folder.is_symlink() or info.st_uid != os.getuid()
+                    or [p.name for p in folder.iterdir()] != [f"{problem}.py"]):
+                continue
+            if everything or time.time() - info.st_mtime > KEPT_SECONDS:
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            continue
 
 
 # -- the module written for a function ------------------------------------------------------------------

@@ -7,11 +7,17 @@ A trap is a cell object whose every hook (``__eq__``, ``__hash__``, ``__str__``,
 trap does fire when touched, so that the marker's absence says check() touched nothing.
 """
 
+import builtins
 import linecache
+import os
 import sys
+import tempfile
+import time
+from pathlib import Path
 
 import pytest
 
+from grader.commands import notebook as notebook_mod
 from grader.commands.notebook import NotWritable, check, module_source
 from test_notebook import CORRECT_SHIFT, Notebook
 
@@ -272,3 +278,36 @@ def _evaluated(source: str, scale):
     namespace = {"SCALE": scale}
     exec(compile(source, "<again>", "exec"), namespace)
     return namespace["scaled"]
+
+
+# -- outside a notebook, and what a check leaves -----------------------------------------------------------
+
+def test_in_a_script_check_prints_its_report(monkeypatch, capsys):
+    result = notebook_mod.usage("rel_shift", "a usage error, for the test")
+    monkeypatch.setattr(notebook_mod, "_check", lambda *args: result)
+    monkeypatch.delattr(sys, "ps1", raising=False)
+    monkeypatch.delattr(builtins, "__IPYTHON__", raising=False)
+    assert notebook_mod.check("rel_shift", source="x.py") is result
+    assert "a usage error, for the test" in capsys.readouterr().out
+    monkeypatch.setattr(builtins, "__IPYTHON__", True, raising=False)  # a notebook shows the result itself
+    notebook_mod.check("rel_shift", source="x.py")
+    assert capsys.readouterr().out == ""
+
+
+def test_kept_modules_go_once_a_check_passes_or_after_a_day(monkeypatch, tmp_path):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    def kept(name: str, age: float = 0.0, extra: bool = False) -> Path:
+        folder = tmp_path / f"grade-rel_shift-{name}"
+        folder.mkdir()
+        (folder / "rel_shift.py").write_text("")
+        if extra:
+            (folder / "mine.txt").write_text("not a check's")
+        os.utime(folder, (time.time() - age, time.time() - age))
+        return folder
+
+    old, recent, current, foreign = kept("old", 2 * 86400), kept("recent"), kept("current"), kept("foreign", extra=True)
+    notebook_mod.forget_kept("rel_shift", current, everything=False)
+    assert not old.exists() and recent.exists() and current.exists() and foreign.exists()
+    notebook_mod.forget_kept("rel_shift", None, everything=True)
+    assert not recent.exists() and not current.exists() and foreign.exists()
