@@ -158,15 +158,18 @@ def grade_command(slug: str, file: Path, args: argparse.Namespace) -> list[str]:
     return grade_argv(slug, file.resolve(), *options, *(["--no-jit"] if args.no_jit else []))
 
 
-def outcome(slug: str, sub: Submission, graded: Graded | None, limit: float) -> tuple[Row, str]:
-    """The gradebook's row and the verdict file's text for a submission (``graded`` None: not graded)."""
+def outcome(slug: str, sub: Submission, graded: Graded | None, limit: float,
+            copy: Path | None = None) -> tuple[Row, str]:
+    """The gradebook's row and the verdict file's text for a submission (``graded`` None: not graded), which
+    name the student's file where the verdict names the private ``copy`` it was graded from."""
     from grader.render import report
 
     if graded is None:
         return verdict_row(sub, report.not_graded(slug, "error", sub.missing or "not graded"), 0.0)
     done = graded.done
     if graded.verdict is not None:
-        return verdict_row(sub, graded.verdict, done.seconds)[0], done.stdout.decode(errors="replace").strip() + "\n"
+        return verdict_row(sub, renamed(graded.verdict, str(copy.resolve()), shown(sub.file)) if copy else graded.verdict,
+                           done.seconds)
     if done.timed_out:
         why = report.not_graded(slug, "timeout", f"grading did not end within {limit:.0f} s, so the batch stopped it")
     else:
@@ -181,6 +184,17 @@ def verdict_row(sub: Submission, verdict: dict, seconds: float) -> tuple[Row, st
               pitfall.get("id", "") if isinstance(pitfall, dict) else "",
               one_line(str(verdict.get("message", "")), MESSAGE_CAP), round(seconds, 2))
     return row, json.dumps(verdict) + "\n"
+
+
+def renamed(value, old: str, new: str):
+    """``value`` (a verdict's JSON object) with the path ``old`` written as ``new`` in every string."""
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, list):
+        return [renamed(v, old, new) for v in value]
+    if isinstance(value, dict):
+        return {k: renamed(v, old, new) for k, v in value.items()}
+    return value
 
 
 def one_line(text: str, cap: int) -> str:
@@ -380,7 +394,7 @@ def run_batch(problem: problems.Problem, subs: list[Submission], args: argparse.
             code = prime(problem, args, limit, stop)
             if code is not None:
                 return code
-        running: dict[Future, Submission] = {}
+        running: dict[Future, tuple[Submission, Path]] = {}
         for i, sub in enumerate(subs):
             copy = None
             if sub.missing is None:
@@ -391,11 +405,12 @@ def run_batch(problem: problems.Problem, subs: list[Submission], args: argparse.
             if sub.missing is not None:
                 write_row(book, progress, *outcome(slug, sub, None, limit))
             else:
-                running[pool.submit(grade, grade_command(slug, copy, args), limit, stop, env, problem.root)] = sub
+                running[pool.submit(grade, grade_command(slug, copy, args), limit, stop, env, problem.root)] = sub, copy
         while running:
             finished, _ = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)
             for future in finished:
-                write_row(book, progress, *outcome(slug, running.pop(future), future.result(), limit))
+                sub, copy = running.pop(future)
+                write_row(book, progress, *outcome(slug, sub, future.result(), limit, copy))
             progress.tick()
     except (KeyboardInterrupt, Interrupted) as exc:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short

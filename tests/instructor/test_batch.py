@@ -85,6 +85,10 @@ def test_a_mixed_class_gets_every_verdict_right(tmp_path, private_cache):
     by_name = {r["student"]: r for r in rows}
     assert by_name["s01_reference"]["file"].endswith(os.path.join("s01_reference", "rel_shift.py"))
     assert "no rel_shift.py" in by_name["s10_no_file"]["message"]
+    # A message names the student's file, never the private copy it was graded from.
+    [raised] = [r for r in rows if r["student"].endswith("raises_at_import")]
+    assert raised["file"] in raised["message"], raised["message"]
+    assert not any("grade-batch-" in (out / "verdicts" / f"{r['student']}.json").read_text() + r["message"] for r in rows)
     assert "within 4 s" in by_name["s05_hangs"]["message"]  # grade's own call limit, not the batch's
     flooded = json.loads((out / "verdicts" / "s09_floods_stdout.json").read_text())["output"]
     assert "left out" in flooded and len(flooded) < 20_000
