@@ -272,7 +272,8 @@ def delegated(module: str, function: str = "main"):
 COMMANDS = {"list": cmd_list, "check": cmd_check, "new": cmd_new,
             "watch": delegated("commands.learner", "cmd_watch"), "hint": delegated("commands.learner", "cmd_hint"),
             "reset": delegated("commands.learner", "cmd_reset"), "solution": delegated("commands.learner", "cmd_solution"),
-            "next": delegated("commands.learner", "cmd_next"), "batch": delegated("instructor.batch"),
+            "next": delegated("commands.learner", "cmd_next"), "debug": delegated("commands.debug", "cmd_debug"),
+            "batch": delegated("instructor.batch"),
             "gradescope": delegated("instructor.gradescope"), "handout": delegated("instructor.handout")}
 
 
