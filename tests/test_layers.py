@@ -9,7 +9,7 @@ from pathlib import Path
 
 from conftest import ROOT
 
-# Lowest first. The modules at grader/'s top (cli, and the public paths grader.notebook and grader.variant)
+# Lowest first. The modules at grader/'s top (cli, and the public paths grader.cases, grader.notebook and grader.variant)
 # stand above them all.
 LAYERS = ["core", "problem", "sandbox", "grading", "explain", "render", "commands", "instructor"]
 PACKAGE = ROOT / "grader"
@@ -43,7 +43,7 @@ def graph() -> dict[str, set[str]]:
 def test_every_module_lies_in_a_layer_and_imports_only_downwards():
     edges = graph()
     top = sorted(m for m in edges if layer(m) == len(LAYERS) and m != "grader")
-    assert top == ["grader.cli", "grader.notebook", "grader.variant"], top
+    assert top == ["grader.cases", "grader.cli", "grader.notebook", "grader.variant"], top
     upward = [f"{m} imports {d}" for m, deps in sorted(edges.items()) for d in sorted(deps) if layer(d) > layer(m)]
     assert not upward, "\n".join(upward)
 
