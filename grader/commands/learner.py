@@ -395,7 +395,8 @@ class Watcher:
         self.runs += 1
         if self.clear:
             print("\x1b[2J\x1b[H", end="")  # clear the screen, cursor to the top
-        print(f"== grade watch: run {self.runs}: {self.slug} ({problems.relative(self.path)}) ==", flush=True)
+        print(f"== grade watch: run {self.runs}: {self.slug} ({problems.relative(self.path)}); "
+              f"{progress_line(self.root, load_state(self.root))} ==", flush=True)
         words = [self.slug] + (["--file", str(self.file)] if self.file else [])
         self.child = subprocess.Popen([*grade_program(), *words])
         try:

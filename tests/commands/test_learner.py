@@ -143,6 +143,8 @@ def test_watch_regrades_on_save_and_moves_on_after_a_pass(watched):
     assert "t5_causal_relative_pos: \x1b[33mNOT STARTED\x1b[0m" in third
     assert "\x1b[2J" not in output  # the screen is cleared only on a terminal
     assert state(checkout)["t5_relative_pos"]["passed"] is True
+    counts = re.findall(r"^== grade watch: run \d+: \w+ \([^)]*\); (\d+) of (\d+) passed ==$", output, re.MULTILINE)
+    assert [int(n) for n, _ in counts] == [0, 0, 1] and {int(t) for _, t in counts} == {len(problems.slugs(checkout))}
 
 
 @pytest.mark.grading
