@@ -26,6 +26,7 @@ from grader.problem.problems import Problem, ProblemError, cache_folder, hidden_
 from grader.grading.trusted import ReferenceError, Trusted, TrustedTimeout, reply_bound
 from grader.grading.workers import Clock, LearnerWorkers, StopGrading, error_message, flat_array
 from grader.core.verdict import Check, Isolation, Outcome, Status, Verdict
+from grader.problem import teaches
 from grader.sandbox.zygote import Launch
 
 SHRINK_SECONDS = 20.0  # time allowed for shrinking once a failure is found
@@ -655,6 +656,10 @@ def grade(problem: Problem, learner_path: Path, options: Options | None = None,
         wanted = (Status.PASS,) if session.shared else (Status.PASS, Status.FAIL, Status.ERROR)
         if problem.parts() and session.workers.loaded and probe is not None and verdict.status in wanted:
             check_parameters(session, verdict, probe)
+        if verdict.status == Status.PASS and not session.shared and not replay:
+            said = teaches.note(problem.teaches, session.workers.source)
+            if said:
+                verdict.checks.append(Check("teaches", Status.WARN, said))
         if extra is not None and bad is not None:
             if replay and not session.shared:  # a replay shows what its own case printed
                 session.workers.mark_output()

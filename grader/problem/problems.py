@@ -173,6 +173,9 @@ class Problem:
     # row depends on which position is compared with the reference's (grader.explain.dependence).
     positions: dict[str, int] = field(default_factory=dict)
     examples: list[Example] = field(default_factory=list)
+    # [teaches]: the trick the kata teaches ("what"), as the functions a solution with it calls and those it
+    # needs none of; a pass without it says so (grader.explain.teaches): a note, never a failure.
+    teaches: dict = field(default_factory=dict)
     # The instructor's modules, imported once: what a run trusts is read before learner code starts.
     _modules: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -572,6 +575,7 @@ TABLES = {
     "tolerance": {"exact", "rtol", "atol"},
     "limits": {"call_seconds", "problem_seconds", "memory_mib"},
     "hypothesis": {"max_examples"},
+    "teaches": {"what", "calls", "avoids"},
 }
 TOP_KEYS = {"title", "entry", "order", "args", "examples", "positions", *TABLES}
 EXAMPLE_KEYS = {"name", "args", "expected"}
@@ -677,11 +681,17 @@ def from_metadata(root: Path, slug: str, meta: dict) -> Problem:
             raise read.error(f"positions.{name}", "must name an array argument of [args]")
         if not (isinstance(axis, int) and not isinstance(axis, bool) and axis >= 0):
             raise read.error(f"positions.{name}", f"must be an axis, a whole number >= 0, got {_shown(axis)}")
+    teaches = read.table("teaches", required=False)
+    if teaches:
+        read.get(teaches, "what", "teaches.", lambda v: isinstance(v, str) and v.strip(), "a non-empty string")
+        read.get(teaches, "calls", "teaches.", _strings, "a list of function names")
+        read.get(teaches, "avoids", "teaches.", _strings, "a list of function names", [])
     problem = Problem(
         slug=slug, root=root, title=title, args=dict(args), output_dtype=dtype, output_shape=list(shape),
         exact=exact, rtol=float(tol["rtol"] or 0.0), atol=float(tol["atol"] or 0.0),
         call_seconds=float(seconds["call_seconds"]), problem_seconds=float(seconds["problem_seconds"]),
         memory_mib=memory_mib, max_examples=max_examples, axis_names=axes, positions=dict(positions),
+        teaches=dict(teaches),
     )
     examples = read.get(meta, "examples", "", lambda v: isinstance(v, list) and all(isinstance(e, dict) for e in v),
                         "a list of [[examples]] tables", [])
