@@ -28,14 +28,10 @@ import sys
 _MOVE: list = [False]  # what the call under way moves: False, True (every parameter) or a frozenset of paths
 _WEIGHT: list = [None]  # a scalar (under jax.jit, traced) that scales the move: 0 moves nothing, 1 all
 _DEPTH = [0]  # nesting of the hooked calls: only the outermost moves or observes
-_OBSERVED: list = []  # while observing: {path: leaf} of the first parameters created
+_OBSERVED: list = []  # while observing: {path: leaf} of each outermost init's parameters, in order
 _OBSERVING = [False]
 _SUBSTITUTE: list = [None]  # while substituting: {path: array} put in place of the initial parameters
 _INSTALLED: set[str] = set()
-
-
-class Observed(BaseException):
-    """Stops an entry once its parameters exist: they are all :func:`observe` needs."""
 
 
 def offsets(path: str, shape: tuple[int, ...]):
@@ -122,7 +118,6 @@ def _moved_variables(variables):
 def _observe_variables(variables) -> None:
     if hasattr(variables, "get") and variables.get("params") is not None:
         _OBSERVED.append({"params/" + path: leaf for path, leaf in _paths(variables["params"])})
-        raise Observed
 
 
 @contextlib.contextmanager
@@ -188,7 +183,6 @@ def _nnx_params(node) -> None:
     found = [(path_of(path), v) for path, v in nnx.iter_graph(node) if isinstance(v, nnx.Param)]
     if _OBSERVING[0] and found:
         _OBSERVED.append({"params/" + path: v.get_value() for path, v in found})
-        raise Observed
     if _SUBSTITUTE[0] is not None:
         for path, variable in found:
             variable.set_value(substitute_leaf("params/" + path, variable.get_value()))
@@ -238,15 +232,18 @@ def substituting(values: dict):
 
 
 def observe(call) -> dict | None:
-    """``{path: leaf}`` of the first parameters ``call()`` creates (paths as ``params/a/b/kernel``), or None
-    where it creates none that Flax makes. ``call`` stops once they exist."""
+    """``{path: leaf}`` of every parameter ``call()`` creates (paths as ``params/a/b/kernel``): the union of
+    what each outermost ``init`` made (a file that builds its layer from two top-level modules made two
+    trees; an init called again for the same module gives the same paths), or None where it creates none
+    that Flax makes. ``call`` runs through: which init is its last is known only at its end."""
     install()
     _OBSERVED.clear()
     _OBSERVING[0] = True
     try:
         call()
-    except Observed:
-        pass
     finally:
         _OBSERVING[0] = False
-    return _OBSERVED[0] if _OBSERVED else None
+    merged: dict = {}
+    for tree in _OBSERVED:
+        merged.update(tree)
+    return merged or None
