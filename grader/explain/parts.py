@@ -201,9 +201,9 @@ def first_wrong_part(session, args: dict, command: str) -> Part | None:
             reply = run_call(session, call, arrays)
         except WorkerFailure:
             return None
-        if (call.get("function") or call.get("method")) and not reply.ok \
-                and reply.error["kind"] == "not_implemented":
-            continue  # a helper or a step the learner's file does not use: its work is done elsewhere
+        if not reply.ok and (reply.error["kind"] == "missing" or (call.get("function") or call.get("method"))
+                             and reply.error["kind"] == "not_implemented"):
+            continue  # a part the learner's file does not have or use: its work is done elsewhere
         part = wrong_part(session, call, arrays, reply)
         if part is not None:
             hint = f"Check this part alone: {command} {problem.slug} --part {part_name(call)}"
@@ -234,7 +234,7 @@ def grade_part(problem, learner_path, name: str, options, launch=None) -> Verdic
             inputs_used += 1
             for call in (c for c in calls if part_name(c) == name):
                 reply = run_call(session, call, arrays)
-                if not reply.ok and reply.error["kind"] == "not_implemented" and not calls_checked:
+                if not reply.ok and reply.error["kind"] in ("not_implemented", "missing") and not calls_checked:
                     verdict.status = Status.NOT_STARTED
                     said = reply.error["message"]  # the type's name where the exception says nothing
                     verdict.message = (said if said not in ("", reply.error["type"])

@@ -170,10 +170,16 @@ def _recorded(entry: dict, names: list[str], call_args, call_kwargs, variables: 
 JITTED: dict = {}  # (class, attributes, static arguments) -> the part's apply under jax.jit
 
 
+class PartMissing(NotImplementedError):
+    """The graded file has no such class: it builds that part otherwise (under another name, in a module of
+    its own), so there is nothing of it to check alone. Never pointed at as the first wrong part."""
+
+
 def run_part(module, header: dict, arrays) -> object:
     """Apply the graded file's class ``header["cls"]``, built with ``header["fields"]`` (or its method
     ``header["method"]``), to the recorded variables and arguments; what it returns (the worker describes it
-    like any entry's result); NotImplementedError where the file has no such method or helper. It runs
+    like any entry's result); NotImplementedError where the file has no such method or helper, PartMissing
+    where it has no such class. It runs
     under ``jax.jit``, one compilation per class and shapes (the blocks of a stack share one), or eagerly
     where the learner's code does not trace."""
     import jax
@@ -185,7 +191,7 @@ def run_part(module, header: dict, arrays) -> object:
             raise NotImplementedError(f"your file defines no function named {header['cls']}")
         part = _Function(cls)
     elif not (isinstance(cls, type) and issubclass(cls, nn.Module)):
-        raise TypeError(f"your file defines no Flax module class named {header['cls']}")
+        raise PartMissing(f"your file defines no Flax module class named {header['cls']}")
     else:
         part = cls(**header["fields"])
     method = header.get("method") or "__call__"

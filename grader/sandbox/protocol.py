@@ -42,7 +42,7 @@ MAX_TEXT = 8192  # characters kept of any one string a worker sends
 MAX_DIMS = 32
 MAX_ELEMENTS = 1 << 48  # of an array's shape with its empty axes counted as 1 (NumPy indexes with 64-bit offsets)
 MAX_ARRAYS = 4096  # arrays in one message (a model's recorded module calls have hundreds)
-ERROR_KINDS = ("exception", "not_implemented", "memory", "exit", "signature")
+ERROR_KINDS = ("exception", "not_implemented", "missing", "memory", "exit", "signature")
 
 # Dtypes the grader decodes; any other dtype is reported by name only.
 DECODABLE = frozenset(

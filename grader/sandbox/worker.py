@@ -433,7 +433,11 @@ def first_line(exc: BaseException) -> str:
 def describe(exc: BaseException, path: str, during: str) -> dict:
     """A JSON description of an exception, pointing at the innermost line of the graded file."""
     kind = "exception"
-    if isinstance(exc, NotImplementedError):
+    from grader.sandbox.intercept import PartMissing
+
+    if isinstance(exc, PartMissing):  # a part the file builds otherwise: nothing of it to check alone
+        kind = "missing"
+    elif isinstance(exc, NotImplementedError):
         kind = "not_implemented"
     elif isinstance(exc, MemoryError) or "RESOURCE_EXHAUSTED" in str(exc) or "Out of memory" in str(exc):
         kind = "memory"
