@@ -1,11 +1,12 @@
 """How every grading process the grader starts is started: an isolated interpreter.
 
 ``python -I -B -u`` (no current folder, no PYTHONPATH, no user site-packages on the import path, no PYTHON*
-variable read) runs this file, which puts the folder that holds this grader's package on the path where
-the interpreter's own does not already hold it (a checkout on PYTHONPATH, an editable install), then runs
-the module named first on its command line as ``python -m`` would. So a `grade` started from a class's
-folder imports nothing from there (a submission named ``json.py`` stays a file), and what the grader
-imports is the grader and what the interpreter has installed, wherever the command was typed.
+variable read) runs this file, which imports the package ``grader`` it lies in from its own folder (the
+same grader as the process that started it, wherever that one found it: installed, editable, or a
+checkout on PYTHONPATH), without putting the folder around it on the path, then runs the module named
+first on its command line as ``python -m`` would. So a `grade` started from a class's folder imports
+nothing from there (a submission named ``json.py`` stays a file), and what the grader imports is the
+grader and what the interpreter has installed, wherever the command was typed.
 """
 
 from __future__ import annotations
@@ -22,10 +23,14 @@ def python_command(module: str) -> list[str]:
 
 
 def main() -> None:
-    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-    if package_parent not in sys.path:
-        sys.path.insert(0, package_parent)
+    import importlib.util
     import runpy
+
+    package = os.path.dirname(os.path.dirname(HERE))  # grader/
+    spec = importlib.util.spec_from_file_location("grader", os.path.join(package, "__init__.py"),
+                                                  submodule_search_locations=[package])
+    sys.modules["grader"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sys.modules["grader"])
 
     module = sys.argv.pop(1)
     runpy.run_module(module, run_name="__main__", alter_sys=True)
