@@ -86,10 +86,12 @@ PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the gra
 def import_path() -> list[str]:
     """The import path a worker gets, in order: this interpreter's, without the current folder, the
     script's folder, PYTHONPATH's folders, or a kata checkout the grader's package lies in (nor a folder
-    above one). What is left is the standard library and the installed packages; the grader's package
-    is seen by itself (:func:`allowed`), and what a worker imports of it it finds there."""
+    above one, nor one inside it but a virtual environment's). What is left is the standard library and
+    the installed packages; the grader's package is seen by itself (:func:`allowed`), and what a worker
+    imports of it it finds there."""
     around = os.path.dirname(PACKAGE)
     checkout = os.path.isdir(os.path.join(around, "problems"))
+    prefixes = {os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     dropped = {"", os.getcwd()}
     if not sys.flags.safe_path and sys.path:
         dropped.add(os.path.abspath(sys.path[0]))  # the script's (or the current) folder
@@ -98,7 +100,9 @@ def import_path() -> list[str]:
     kept = []
     for entry in sys.path:
         real = os.path.abspath(entry) if entry else ""
-        if entry in dropped or real in dropped or (checkout and (real == around or around.startswith(real + os.sep))):
+        inside = real.startswith(around + os.sep) and not any(real == p or real.startswith(p + os.sep) for p in prefixes)
+        if entry in dropped or real in dropped or (checkout and (real == around or around.startswith(real + os.sep)
+                                                                  or inside)):
             continue
         if real not in kept:
             kept.append(real)

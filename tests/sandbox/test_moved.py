@@ -82,18 +82,27 @@ def test_integer_leaves_do_not_move():
         assert np.array_equal(moved.move_leaf("steps", jnp.arange(3)), np.arange(3))
 
 
-def test_observing_finds_linen_and_nnx_parameters_and_stops_there():
+def test_observing_finds_linen_and_nnx_parameters_of_every_init():
     ran = []
 
     def linen_entry():
         variables = Norm().init(jax.random.PRNGKey(0), X)
-        ran.append("forward")  # never reached: observing stops once the parameters exist
+        ran.append("forward")  # reached: which init is the last is known only at the end
         return variables
 
     tree = moved.observe(linen_entry)
-    assert sorted(tree) == ["params/gamma", "params/proj/bias", "params/proj/kernel"] and not ran
+    assert sorted(tree) == ["params/gamma", "params/proj/bias", "params/proj/kernel"] and ran == ["forward"]
     assert sorted(moved.observe(lambda: NnxNorm(4, nnx.Rngs(0)))) == ["params/gamma"]
     assert moved.observe(lambda: jnp.ones(3)) is None
+
+
+def test_parameters_from_two_top_level_modules_are_one_tree():
+    """A file that builds its layer from two modules, each initialised: both halves are its tree."""
+    two = moved.observe(lambda: (Norm().init(jax.random.PRNGKey(0), X), NnxNorm(4, nnx.Rngs(0))))
+    assert sorted(two) == ["params/gamma", "params/proj/bias", "params/proj/kernel"]
+    projection = moved.observe(lambda: (nn.Dense(3, name="q").init(jax.random.PRNGKey(0), X),
+                                        nn.Embed(5, 2).init(jax.random.PRNGKey(1), jnp.arange(2))))
+    assert sorted(projection) == ["params/bias", "params/embedding", "params/kernel"]
 
 
 def test_under_jit_one_program_with_a_traced_weight_gives_initial_and_moved_parameters():

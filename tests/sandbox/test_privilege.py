@@ -185,9 +185,9 @@ def test_the_workers_environment_is_an_allow_list(monkeypatch):
 def test_the_workers_import_path_has_no_current_folder_pythonpath_or_checkout(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PYTHONPATH", f"{ROOT}{os.pathsep}{tmp_path / 'lib'}")
-    monkeypatch.setattr(sys, "path", ["", str(ROOT), str(tmp_path / "lib"), *sys.path])
+    monkeypatch.setattr(sys, "path", ["", str(ROOT), str(tmp_path / "lib"), str(ROOT / "tests"), *sys.path])
     path = isolation.import_path()
-    assert not {"", str(tmp_path), str(ROOT), str(tmp_path / "lib")} & set(path)
+    assert not {"", str(tmp_path), str(ROOT), str(tmp_path / "lib"), str(ROOT / "tests")} & set(path)
     assert any(p.endswith("site-packages") for p in path)
 
 
