@@ -70,8 +70,8 @@ def test_without_an_untouched_copy_the_stub_is_read_as_it_is(tmp_path):
 
 # -- both ways, end to end --------------------------------------------------------------------------------
 
-SAMPLE = [("t5_attention", "position_bias_never_added"), ("t5_attention", "half_the_buckets_when_causal"),
-          ("shaw_relative_attention", "scores_content_only_loop")]
+SAMPLE = [("t5_attention", "half_the_buckets_when_causal"),  # a helper (the bucketing) at fault
+          ("shaw_relative_attention", "scores_content_only_loop")]  # a step (the scores) at fault
 
 
 @pytest.fixture(scope="module")
