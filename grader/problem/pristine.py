@@ -47,7 +47,8 @@ def stub(root: Path, slug: str, cache: Path | None = None) -> tuple[bytes | None
             if saved is not None:
                 _save(saved, text, commit)
             return text, f"git commit {commit[:10]}"
-    return None, f"no commit of {relative} in git is an untouched stub, and there is no {KEPT / f'{slug}.py'}"
+    return None, (f"no commit of {relative} in git is an untouched stub (commit the stub untouched first), and "
+                  f"there is no {KEPT / f'{slug}.py'}")
 
 
 def _head(root: Path) -> str | None:
