@@ -1,0 +1,27 @@
+"""Absolute sinusoidal position encoding (Vaswani et al., 2017, section 3.5)."""
+
+import numpy as np
+
+import jax.numpy as jnp
+
+
+def sinusoidal_pe(seed, T, d_model, offset):
+    """The sinusoidal position encoding of positions offset .. offset + T - 1.
+
+    With p = offset + t and w_k = 10000 ** (-2k / d_model), k = 0 .. d_model/2 - 1:
+    PE[t, 2k] = sin(p * w_k) and PE[t, 2k + 1] = cos(p * w_k).
+
+    Args:
+        seed: int, unused; kept so that every kata has the same kind of signature.
+        T: int >= 1, number of positions.
+        d_model: int, even, >= 2.
+        offset: int >= 0, the first position (a decoding step at position offset).
+
+    Returns:
+        (T * d_model,) float32: the (T, d_model) table flattened row by row.
+    """
+    div_term = np.power(10000.0, np.arange(0, d_model, 2) / d_model)  # 10000^(2i/d)
+    pos = jnp.arange(offset, offset + T, dtype=jnp.float32)[:, None]
+    args = pos * div_term
+    pe = jnp.stack([jnp.sin(args), jnp.cos(args)], axis=2)
+    return pe.reshape(T * d_model)
