@@ -217,7 +217,7 @@ def test_without_namespaces_worker_folders_made_in_advance_stop_no_classmates_wo
     klass.mkdir()
     # Graded in this order, two at a time: bob's worker starts while the folders are being made.
     (klass / "a_makes_worker_folders.py").write_text(CORRECT + HOSTILE + MAKES_WORKER_FOLDERS.format(
-        first=pool.LEARNER_UIDS[0], count=pool.LEARNER_UIDS[1], seconds=12))
+        first=pool.LEARNER_UIDS[0], count=pool.LEARNER_UIDS[1], seconds=6))
     (klass / "b_alice.py").write_text(CORRECT)
     (klass / "c_bob.py").write_text(CORRECT)
     done = run_batch(ROOT, OWN_IDS, klass, tmp_path / "grades", tmp_path / "cache", "--jobs", "2")
@@ -265,7 +265,7 @@ import signal as _signal
 import time as _time
 
 _sent = 0
-_until = _time.monotonic() + 8
+_until = _time.monotonic() + 4
 while _time.monotonic() < _until:
     try:
         _os.kill(-1, _signal.SIGKILL)
@@ -290,7 +290,7 @@ for _ in range(2000):
     except RuntimeError:
         break
 print("THREADS STARTED", _started)
-_time.sleep(8)
+_time.sleep(4)
 ''',
 }
 
