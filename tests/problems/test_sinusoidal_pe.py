@@ -223,19 +223,6 @@ def test_the_worked_example_s_sizes_come_first_and_the_menus_vary_every_size():
 CORPUS = ROOT / "tests" / "submissions" / SLUG
 
 
-@pytest.mark.grading
-def test_the_two_flax_ports_are_told_apart_at_d_model_2(grade_json):
-    """Flax's gemma example guards tensor2tensor's division and is named t2t_signal; the wmt example does not
-    (NaN at d_model = 2), so no variant agrees with it everywhere and it is failed without a name."""
-    code, report = grade_json(SLUG, "--file", CORPUS / "flax_gemma_port.py")
-    assert (code, report["status"], report["pitfall"]["id"]) == (1, "fail", "t2t_signal")
-    assert "tensor2tensor" in report["pitfall"]["message"]
-    code, report = grade_json(SLUG, "--file", CORPUS / "flax_wmt_sinusoidal_init_port.py")
-    assert (code, report["status"], report["pitfall"]) == (1, "fail", None)
-
-
-@pytest.mark.grading
-def test_a_float64_numpy_transcription_and_a_complex_rotation_pass(grade_json):
-    for path in (PROBLEM.variants("alternatives")["numpy_float64"], CORPUS / "correct_complex_rotation.py"):
-        code, report = grade_json(SLUG, "--file", path)
-        assert (code, report["status"], report["pitfall"]) == (0, "pass", None), report["message"]
+# Graded end to end elsewhere, once: every corpus file (the two Flax ports told apart at d_model = 2, the
+# correct ones passing) in tests/grading/test_precision.py, every alternative by `grade check` in
+# tests/instructor/test_problems.py.
