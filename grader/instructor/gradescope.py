@@ -144,15 +144,13 @@ def main(argv: list[str]) -> int:
             raise problems.UsageError(f"{args.output} is a folder, not a zip file")
         if args.output.exists() and not args.force:
             raise problems.UsageError(f"{args.output} exists; pass --force to replace it")
-        shipped = pristine.handed_out(root, slugs, problems.cache_folder(root))
+        stubs = pristine.handed_out(root, slugs, problems.cache_folder(root),
+                                    lambda sentence: print(f"grade gradescope: {sentence}", file=sys.stderr))
     except (problems.UsageError, problems.ProblemError, ValueError) as exc:
         return usage_error(str(exc))
-    for _, said in shipped.values():
-        if said:
-            print(f"grade gradescope: {said}", file=sys.stderr)
     config = {"format": 1, "problems": slugs, "points": args.points, "visibility": args.visibility,
               "run_as": args.run_as}
-    names = build(root, config, args.output, {slug: text for slug, (text, _) in shipped.items()})
+    names = build(root, config, args.output, stubs)
     print(f"wrote {args.output}: {len(names)} files, grading {', '.join(slugs)} "
           f"({args.points:g} point{'s' * (args.points != 1)} each)")
     return Exit.OK
@@ -162,9 +160,7 @@ def build(root: Path, config: dict, output: Path, stubs: dict[str, bytes] | None
     """Write the autograder zip for ``config`` from the checkout ``root`` to ``output`` (atomically), each
     problem's stub the untouched one (``stubs``: see :func:`grader.problem.pristine.handed_out`), also kept
     where the grader reads a stub's parts from; the names it holds."""
-    if stubs is None:
-        stubs = {slug: text for slug, (text, _) in
-                 pristine.handed_out(root, config["problems"], problems.cache_folder(root)).items()}
+    stubs = stubs or pristine.handed_out(root, config["problems"], problems.cache_folder(root))
     files = {"setup.sh": SETUP.encode(), "run_autograder": RUN.encode(),
              CONFIG: (json.dumps(config) + "\n").encode()}  # one line: setup.sh reads it with sed
     for name in PROJECT_FILES:

@@ -153,8 +153,7 @@ def write(root: Path, out: Path, slugs: list[str], say=lambda text: None,
           stubs: dict[str, bytes] | None = None) -> None:
     """Write the handout of ``slugs`` from the checkout ``root`` into the new folder ``out``, each problem's
     stub the untouched one (``stubs``, as :func:`grader.problem.pristine.handed_out` finds them)."""
-    if stubs is None:
-        stubs = {slug: text for slug, (text, _) in pristine.handed_out(root, slugs, problems.cache_folder(root)).items()}
+    stubs = stubs or pristine.handed_out(root, slugs, problems.cache_folder(root))
     staging = out.with_name(out.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -192,16 +191,14 @@ def main(argv: list[str]) -> int:
         slugs = [problems.load(root, slug).slug for slug in args.problems] or problems.slugs(root)
         if args.folder.exists():
             raise problems.UsageError(f"{args.folder} exists; a handout is written to a new folder")
-        shipped = pristine.handed_out(root, slugs, problems.cache_folder(root))
+        stubs = pristine.handed_out(root, slugs, problems.cache_folder(root),
+                                    lambda sentence: print(f"grade handout: {sentence}", file=sys.stderr))
     except (problems.UsageError, problems.ProblemError, ValueError) as exc:
         return usage_error(str(exc))
-    for _, said in shipped.values():
-        if said:
-            print(f"grade handout: {said}", file=sys.stderr)
     tty = sys.stderr.isatty()
     say = (lambda text: print(f"\r\x1b[K{text}", end="", file=sys.stderr, flush=True)) if tty else (lambda text: None)
     try:
-        write(root, args.folder.resolve(), slugs, say, {slug: text for slug, (text, _) in shipped.items()})
+        write(root, args.folder.resolve(), slugs, say, stubs)
     except (problems.ProblemError, RuntimeError) as exc:
         print(file=sys.stderr)
         return usage_error(f"the handout was not written: {exc}")

@@ -92,11 +92,11 @@ def _git(root: Path, *args: str) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def handed_out(root: Path, slugs: list[str], cache: Path | None = None) -> dict[str, tuple[bytes, str | None]]:
-    """What a handout or an autograder ships as each problem's stub: its untouched stub, and, where the
-    checkout's own file differs (an instructor who solved the kata in place), a sentence that says which
-    was shipped. Raises ValueError naming a problem whose untouched stub cannot be found: a solved file
-    must never go out as a stub."""
+def handed_out(root: Path, slugs: list[str], cache: Path | None = None, say=lambda sentence: None) -> dict[str, bytes]:
+    """What a handout or an autograder ships as each problem's stub: its untouched stub; where the checkout's
+    own file differs (an instructor who solved the kata in place), ``say`` is told which went out. Raises
+    ValueError naming a problem whose untouched stub cannot be found: a solved file must never go out as a
+    stub."""
     shipped = {}
     for slug in slugs:
         text, source = stub(root, slug, cache)
@@ -107,6 +107,8 @@ def handed_out(root: Path, slugs: list[str], cache: Path | None = None) -> dict[
             edited = current.read_bytes() != text
         except OSError:
             edited = True
-        shipped[slug] = (text, f"problems/{slug}/{slug}.py is edited in this checkout: the untouched stub (from "
-                               f"{source}) goes out instead" if edited else None)
+        if edited:
+            say(f"problems/{slug}/{slug}.py is edited in this checkout: the untouched stub (from {source}) goes "
+                f"out instead")
+        shipped[slug] = text
     return shipped

@@ -37,7 +37,9 @@ def fingerprint() -> str:
     plugins = sorted(f"{name}={v}" for name, v in dists.items() if name.startswith(("jax-cuda", "jax-rocm", "libtpu")))
     # The workers' environment, and PYTHONPATH, which no worker gets but a zygote forked from the command
     # imported its modules through.
-    env = dict(config.worker_env(), **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"})
+    env = config.worker_env()
+    if "PYTHONPATH" in os.environ:
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     h.update(json.dumps({"versions": versions, "plugins": plugins, "precision": config.MATMUL_PRECISION,
                          "env": {k: v for k, v in sorted(env.items()) if k.startswith(ENV_PREFIXES) and k not in ENV_IGNORED},
                          "platform": [sys.platform, platform.machine(), sys.version]}).encode())

@@ -5,8 +5,9 @@ A worker that runs learner code is started in two steps (see :mod:`grader.sandbo
 1. Its monitor, a process of the grader's, calls :func:`confine`: new user, mount, network, IPC and PID
    namespaces, in which no further user namespace may be made; the whole filesystem seen read-only,
    except a private ``/tmp`` and ``/dev/shm`` (tmpfs) and the folders given as ``writable``; no network
-   but an unconnected loopback. Where the grader is root, the monitor becomes an unprivileged user first
-   (``ids``): learner code is never the host's root, nor the owner of anything outside its view.
+   but an unconnected loopback. Where the grader is root, the namespace also maps an unprivileged user
+   (``ids``), which the worker becomes for good in :func:`enter`: learner code is never the host's root,
+   nor the owner of anything outside its view.
 2. It forks the worker, which is then process 1 of a PID namespace of its own, and which calls
    :func:`enter` before anything else: a ``/proc`` of that namespace (so no other process can be seen,
    signalled or opened through ``/proc``) whose ``/proc/sys`` is read-only, limits on processes and file
@@ -27,6 +28,7 @@ import sys
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
 CLONE_NEWNET, CLONE_NEWIPC = 0x40000000, 0x08000000
+NAMESPACES = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWPID  # what confine() makes
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 0x1000, 0x2000, 0x4000, 0x40000
 MOUNT_ATTR_RDONLY, AT_RECURSIVE, AT_FDCWD = 0x1, 0x8000, -100
@@ -152,13 +154,13 @@ def confine(writable: list[str] = (), visible: list[str] = (), hidden: list[str]
     if ids is not None:
         os.setgroups([])  # root's own groups must not come along
         mapper = _Mapper(*ids)
-        made = libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWPID)
+        made = libc.unshare(NAMESPACES)
         code = ctypes.get_errno()
         mapper.map(made == 0)
         _check(made and code, "unshare")
     else:
         uid, gid = os.getuid(), os.getgid()
-        _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWPID), "unshare")
+        _check(libc.unshare(NAMESPACES), "unshare")
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"{uid} {uid} 1")
         _write("/proc/self/gid_map", f"{gid} {gid} 1")

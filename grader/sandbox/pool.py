@@ -19,6 +19,7 @@ On the grader's side, :class:`Worker` owns one such process from start to end (a
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import resource
@@ -413,36 +414,44 @@ def _over_temporary_limit(uid: int) -> str | None:
     """Why a worker that runs as ``uid`` unconfined must end (it keeps more than :data:`TEMPORARY_LIMIT` in
     the folders any user may write in, which no mount bounds for it there), else None."""
     total = 0
-    for folder in TEMPORARY:
-        total += _owned_bytes(folder, uid, TEMPORARY_LIMIT - total + 1)
+    for entry, info in _left_by(uid):
+        if not stat.S_ISDIR(info.st_mode):
+            total += info.st_blocks * 512
+        else:  # a folder of its own: everything in it
+            for path, _, files in os.walk(entry.path):
+                for name in files:
+                    try:
+                        total += os.lstat(os.path.join(path, name)).st_blocks * 512
+                    except OSError:
+                        pass
         if total > TEMPORARY_LIMIT:
             return (f"it kept more than {TEMPORARY_LIMIT >> 20} MiB in {', '.join(TEMPORARY)} (the limit on temporary "
                     f"files)")
     return None
 
 
-def _owned_bytes(folder: str, uid: int, enough: int, owned: bool = False) -> int:
-    """The bytes (blocks) of the files ``uid`` owns in ``folder`` (``owned``: the folder is its own), counted
-    in what it owns and in folders any user may write in, up to about ``enough``."""
-    total = 0
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return 0
-    for entry in entries:
+def _left_by(uid: int, since: float | None = None):
+    """``(entry, its lstat)`` of each file and folder ``uid`` owns where any user may write (the folders in
+    ``TEMPORARY``, and the folders in them that any user may write in; not what lies in its own folders);
+    with ``since``, only those changed since then."""
+    def walk(folder: str):
         try:
-            info = entry.stat(follow_symlinks=False)
+            entries = list(os.scandir(folder))
         except OSError:
-            continue
-        mine = owned or info.st_uid == uid
-        if stat.S_ISDIR(info.st_mode):
-            if mine or info.st_mode & 0o002:
-                total += _owned_bytes(entry.path, uid, enough - total, mine)
-        elif mine:
-            total += info.st_blocks * 512
-        if total >= enough:
-            break
-    return total
+            return
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if info.st_uid == uid:
+                if since is None or info.st_ctime >= since:
+                    yield entry, info
+            elif stat.S_ISDIR(info.st_mode) and info.st_mode & 0o002:  # where it could have written too
+                yield from walk(entry.path)
+
+    for folder in TEMPORARY:
+        yield from walk(folder)
 
 
 LEARNER_USER = "GRADE_LEARNER_USER"  # the user learner code runs as where root grades unconfined
@@ -462,7 +471,7 @@ def confined_ids(env: dict) -> tuple[int, int] | None:
     if ids is None:
         from grader.sandbox import isolation
 
-        raise isolation.Refused(1, f"grade runs as root and has no unprivileged user to run learner code as "
+        raise isolation.Refused(errno.EPERM, f"grade runs as root and has no unprivileged user to run learner code as "
                                    f"(name one in {LEARNER_USER})")
     return ids
 
@@ -506,21 +515,18 @@ def private_tmp(uid: int) -> str:
     return folder
 
 
-def withhold(paths) -> list[str]:
+def withhold(paths) -> None:
     """Where learner code runs unconfined as another user: take every other user's access away from
     ``paths`` (what the namespaces would hide: the solutions, the caches, a class's folders and gradebook,
-    the checkout's history), each where it lies (what is below a folder is then out of reach too); the
-    paths changed. Owner's and group's access stay as they were."""
-    changed = []
+    the checkout's history), each where it lies (what is below a folder is then out of reach too). Owner's
+    and group's access stay as they were."""
     for path in paths:
         try:
             info = os.lstat(path)
             if not stat.S_ISLNK(info.st_mode) and info.st_mode & 0o007:
                 os.chmod(path, stat.S_IMODE(info.st_mode) & ~0o007)
-                changed.append(str(path))
         except OSError:
             pass
-    return changed
 
 
 def remove_owned(uid: int, since: float | None = None) -> None:
@@ -539,27 +545,11 @@ def remove_owned(uid: int, since: float | None = None) -> None:
     os.waitpid(pid, 0)
     import shutil
 
-    def sweep(folder: str) -> None:
+    for entry, info in list(_left_by(uid, since)):
         try:
-            entries = list(os.scandir(folder))
+            shutil.rmtree(entry.path) if stat.S_ISDIR(info.st_mode) else os.unlink(entry.path)
         except OSError:
-            return
-        for entry in entries:
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            is_folder = entry.is_dir(follow_symlinks=False)
-            if info.st_uid == uid and (since is None or info.st_ctime >= since):
-                try:
-                    shutil.rmtree(entry.path) if is_folder else os.unlink(entry.path)
-                except OSError:
-                    pass
-            elif is_folder and info.st_mode & 0o002:  # where it could have written too
-                sweep(entry.path)
-
-    for folder in TEMPORARY:
-        sweep(folder)
+            pass
 
 
 def overflow_uid() -> int:
