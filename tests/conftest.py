@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from grader import cli
+from grader.instructor import check
+from grader.problem import problems
 from grader.sandbox import pool, zygote
 from grader.sandbox.config import worker_env
 
@@ -17,6 +19,7 @@ from grader.sandbox.config import worker_env
 os.environ["XLA_FLAGS"] = worker_env()["XLA_FLAGS"]
 
 ROOT = Path(__file__).resolve().parent.parent
+GROUP = pytest.StashKey[str]()
 REFERENCE = {slug: ROOT / "solutions" / slug / f"{slug}.py"
              for slug in ("t5_relative_pos", "rmsnorm", "t5_relative_bias", "mini_t5_forward")}
 
@@ -33,14 +36,46 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "grading: starts a grading process (not in the fast lane)")
 
 
+# Modules whose tests grade one problem each (its name a parameter, `slug` or `problem`) in the session's
+# cache: with pytest-xdist they run with that problem's other tests, so its reference outputs, computed in
+# one test process, serve them all.
+BY_PROBLEM = {"test_precision", "test_parameters"}
+
+
+def time_limit(slug: str) -> float | None:
+    try:
+        return problems.load(ROOT, slug).problem_seconds
+    except problems.ProblemError:  # its own tests say what is wrong
+        return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which reads the groups
 def pytest_collection_modifyitems(session, config, items):
-    """The fast lane's marks; then tests/instructor/test_problems.py first: its checks of the problems are most of the
-    suite's work, so with pytest-xdist they start first, each problem in one test process (see there)."""
+    """The fast lane's marks; then the groups pytest-xdist's `--dist loadgroup` gives a test process whole:
+    each problem's `grade check` (tests/instructor/test_problems.py), each problem's tests of BY_PROBLEM,
+    and every other module, as with `--dist loadscope`. The groups start longest first (guessed from the
+    problems' time limits), so that no test process is left with a long one at the end; the fast lane last."""
+    problem_seconds = {slug: seconds for slug in problems.slugs(ROOT) if (seconds := time_limit(slug))}
+    guess: dict[str, float] = {}  # seconds, roughly, of each group
     for item in items:
         module = getattr(getattr(item, "module", None), "__name__", "")
-        if module not in GRADING_MODULES and item.get_closest_marker("grading") is None:
+        graded = module in GRADING_MODULES or item.get_closest_marker("grading") is not None
+        if not graded:
             item.add_marker(pytest.mark.fast)
-    items.sort(key=lambda item: getattr(getattr(item, "module", None), "__name__", "") != "test_problems")
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        slug = params.get("slug", params.get("problem"))
+        if module == "test_problems" and item.cls is not None:  # one class per problem
+            group = item.cls.__name__
+            guess[group] = check.cost(ROOT, group.removeprefix("TestCheck_")) / 50
+        elif module in BY_PROBLEM and slug in problem_seconds:
+            group = f"problem-{slug}"
+            guess[group] = guess.get(group, 0.0) + 3 * (problem_seconds[slug] / 90) ** 2
+        else:
+            group = item.nodeid.split("::")[0]
+            guess[group] = guess.get(group, 0.0) + (3.0 if graded else 0.05)
+        item.add_marker(pytest.mark.xdist_group(group))
+        item.stash[GROUP] = group
+    items.sort(key=lambda item: -guess[item.stash[GROUP]])  # stable: a group's tests keep their order
 
 
 @pytest.fixture(autouse=True)

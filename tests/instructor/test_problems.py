@@ -45,8 +45,8 @@ def items(slug: str) -> list[str]:
 
 
 def checks_of(slug: str) -> type:
-    """The tests of one problem, as a class: pytest-xdist's `--dist loadscope` runs a class in one test
-    process, so each problem is checked once, and the processes share the problems out between them."""
+    """The tests of one problem, as a class: pytest-xdist runs a class in one test process (a group of its
+    own, tests/conftest.py), so each problem is checked once, and the processes share the problems out."""
 
     class Checks:
         @pytest.mark.parametrize("item", items(slug))
@@ -73,6 +73,5 @@ def checks_of(slug: str) -> type:
     return Checks
 
 
-# The longest checks first, so that no test process is left with a long one at the end.
-for _slug in sorted(SLUGS, key=lambda slug: -check.cost(ROOT, slug)):
+for _slug in SLUGS:
     globals()[f"TestCheck_{_slug}"] = checks_of(_slug)
