@@ -3,7 +3,7 @@ styles than the variants (tests/submissions/<problem>/, each with one mistake de
 manifest): no wrong name ever; every mistake the statement lists named; every mini T5 mistake named or
 located at its first wrong part; correct submissions pass.
 
-Every sinusoidal_pe, t5_relative_pos, t5_causal_relative_pos, rel_shift and rmsnorm submission runs here (each known mistake
+Every sinusoidal_pe, alibi_bias, t5_relative_pos, t5_causal_relative_pos, rel_shift and rmsnorm submission runs here (each known mistake
 of those problems is among them, written as a learner would); of mini T5's, whose runs take seconds each,
 a sample that covers each kind of part (a norm, an attention, a block's wiring, the top-level model, a
 parameter shape) and a listed mistake; of t5_attention's, a sample with the two mistakes whose outputs are
@@ -47,7 +47,7 @@ def corpus(slug: str, sample: set[str] | None = None) -> list:
             if sample is None or name in sample]
 
 
-@pytest.mark.parametrize("slug,name,entry", corpus("sinusoidal_pe") + corpus("t5_relative_pos") + corpus("rmsnorm")
+@pytest.mark.parametrize("slug,name,entry", corpus("sinusoidal_pe") + corpus("alibi_bias") + corpus("t5_relative_pos") + corpus("rmsnorm")
                          + corpus("rel_shift")
                          + corpus("t5_causal_relative_pos")
                          + corpus("mini_t5_forward", MINI_T5_SAMPLE) + corpus("t5_attention", T5_ATTENTION_SAMPLE)

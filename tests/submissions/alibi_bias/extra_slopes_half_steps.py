@@ -1,0 +1,22 @@
+"""ALiBi bias; extra heads continue between the power-of-two slopes."""
+
+import math
+
+import jax.numpy as jnp
+
+
+def alibi_slopes(num_heads):
+    c = 2 ** math.floor(math.log2(num_heads))
+    slopes = [2 ** (-8 * (h + 1) / c) for h in range(c)]
+    # the extra heads sit halfway between: exponents 4/c, 8/c, 12/c, ...
+    slopes += [2 ** (-4 * (j + 1) / c) for j in range(num_heads - c)]
+    return jnp.array(slopes, jnp.float32)
+
+
+def relative_positions(T):
+    pos = jnp.arange(T)
+    return pos[None, :] - pos[:, None]
+
+
+def alibi_bias(seed, T, num_heads):
+    return (alibi_slopes(num_heads)[:, None, None] * relative_positions(T)).reshape(-1)
