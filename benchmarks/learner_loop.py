@@ -46,6 +46,9 @@ WRONG = {
                   "solutions/rel_shift/pitfalls.toml:reversed_direction"),
     "transformer_xl_attention": ("solutions/transformer_xl_attention/pitfalls.toml:distance_key_minus_query",
                                  "tests/submissions/transformer_xl_attention/heads_split_interleaved.py"),
+    "sinusoidal_pe": ("tests/submissions/sinusoidal_pe/halves_like_marian.py",
+                      "tests/submissions/sinusoidal_pe/cached_table_sliced_from_zero.py"),
+    "alibi_bias": ("tests/submissions/alibi_bias/query_minus_key.py", "tests/submissions/alibi_bias/slopes_over_all_heads.py"),
 }
 
 

@@ -183,16 +183,17 @@ def run_part(module, header: dict, arrays) -> object:
     under ``jax.jit``, one compilation per class and shapes (the blocks of a stack share one), or eagerly
     where the learner's code does not trace."""
     import jax
-    import flax.linen as nn
 
     cls = getattr(module, header["cls"], None)
     if header.get("function"):
         if not callable(cls) or isinstance(cls, type):  # its work done elsewhere, as a TODO left unwritten
             raise NotImplementedError(f"your file defines no function named {header['cls']}")
         part = _Function(cls)
-    elif not (isinstance(cls, type) and issubclass(cls, nn.Module)):
-        raise PartMissing(f"your file defines no Flax module class named {header['cls']}")
     else:
+        import flax.linen as nn  # a module class's problem only: a function's worker need not import Flax (0.15 s)
+
+        if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
+            raise PartMissing(f"your file defines no Flax module class named {header['cls']}")
         part = cls(**header["fields"])
     method = header.get("method") or "__call__"
     if not callable(getattr(cls, method, None)):  # its work done elsewhere, as a TODO left unwritten
