@@ -49,6 +49,8 @@ WRONG = {
     "sinusoidal_pe": ("tests/submissions/sinusoidal_pe/halves_like_marian.py",
                       "tests/submissions/sinusoidal_pe/cached_table_sliced_from_zero.py"),
     "alibi_bias": ("tests/submissions/alibi_bias/query_minus_key.py", "tests/submissions/alibi_bias/slopes_over_all_heads.py"),
+    "alibi_attention": ("solutions/alibi_attention/pitfalls.toml:naive_slopes",
+                        "tests/submissions/alibi_attention/slopes_start_at_one.py"),
 }
 
 

@@ -85,7 +85,8 @@ def test_grade_works_from_a_subfolder(grade):
 
 
 LEARNING_ORDER = ["sinusoidal_pe", "t5_relative_pos", "t5_causal_relative_pos", "t5_relative_bias", "rmsnorm", "t5_attention",
-                  "shaw_relative_attention", "rel_shift", "transformer_xl_attention", "mini_t5_forward", "t5_forward"]
+                  "shaw_relative_attention", "rel_shift", "transformer_xl_attention", "mini_t5_forward", "t5_forward",
+                  "alibi_bias", "alibi_attention"]
 
 
 @pytest.mark.grading

@@ -8,7 +8,9 @@ of those problems is among them, written as a learner would); of mini T5's, whos
 a sample that covers each kind of part (a norm, an attention, a block's wiring, the top-level model, a
 parameter shape) and a listed mistake; of t5_attention's, a sample with the two mistakes whose outputs are
 a listed one's though written otherwise, and parts pointed at below the layer (the bucketing, a step of the
-layer); and a few of T5's, of the bias module's, Shaw's and Transformer-XL's, steps among them
+layer); of alibi_attention's, the accepted forms of the bias, alone and beside a mistake elsewhere (the
+part then pointed at is that mistake's), and a wrong step; and a few of T5's, of the bias module's, Shaw's
+and Transformer-XL's, steps among them
 (`benchmarks/feedback.py` runs every corpus whole, each known mistake of every problem among them, and prints
 the tallies).
 """
@@ -34,6 +36,8 @@ T5_RELATIVE_BIAS_SAMPLE = {"correct_python_loops", "queries_aligned_to_last_key"
                            "rounded_log_position", "swapaxes_heads_first"}
 SHAW_SAMPLE = {"subtract_outer_query_minus_key", "clip_upper_bound_k_minus_one", "key_table_indexed_key_first",
                "value_table_indexed_key_first", "correct_inline"}
+ALIBI_ATTENTION_SAMPLE = {"correct_bloom_key_positions", "correct_symmetric_distance", "bloom_rows_mask_forgotten",
+                          "mpt_rows_counted_from_the_end", "slopes_of_eight_heads", "scores_divided_by_head_dim"}
 TRANSFORMER_XL_SAMPLE = {"biases_swapped", "cos_in_even_columns", "heads_split_interleaved", "mask_excludes_own_position",
                          "correct_rel_shift"}
 
@@ -53,7 +57,8 @@ def corpus(slug: str, sample: set[str] | None = None) -> list:
                          + corpus("mini_t5_forward", MINI_T5_SAMPLE) + corpus("t5_attention", T5_ATTENTION_SAMPLE)
                          + corpus("t5_forward", T5_FORWARD_SAMPLE) + corpus("t5_relative_bias", T5_RELATIVE_BIAS_SAMPLE)
                          + corpus("shaw_relative_attention", SHAW_SAMPLE)
-                         + corpus("transformer_xl_attention", TRANSFORMER_XL_SAMPLE))
+                         + corpus("transformer_xl_attention", TRANSFORMER_XL_SAMPLE)
+                         + corpus("alibi_attention", ALIBI_ATTENTION_SAMPLE))
 def test_feedback_on_a_realistic_submission(grade_json, slug, name, entry):
     code, report = grade_json(slug, "--file", CORPUS / slug / f"{name}.py")
     named = report["pitfall"]["id"] if report["pitfall"] else None
