@@ -329,7 +329,7 @@ class Problem:
         if not path.is_file():
             return None
         module = _import(path, f"grading_{self.slug}", self.root)
-        for hook in ("accept_also", "borderline"):
+        for hook in ("accept_also", "borderline", "canonical_part"):
             if hasattr(module, hook) and not callable(getattr(module, hook)):
                 raise ProblemError(f"{_shown_path(path, self.root)}: {hook} must be a function")
         return module

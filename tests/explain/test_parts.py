@@ -20,7 +20,8 @@ from grader.sandbox.pool import WorkerFailure
 from grader.sandbox.protocol import Reply, Result
 
 ATOL, RTOL = 1e-6, 1e-5
-PROBLEM = SimpleNamespace(slug="tiny_model", atol=ATOL, rtol=RTOL, part_names=lambda: ["Scale", "Block", "Model"])
+PROBLEM = SimpleNamespace(slug="tiny_model", atol=ATOL, rtol=RTOL, part_names=lambda: ["Scale", "Block", "Model"],
+                          hooks=lambda: None)
 
 
 def array_reply(out) -> Reply:
@@ -189,6 +190,19 @@ def test_an_output_within_the_problems_tolerance_agrees_and_one_beyond_it_differ
     sentence, details = differs(expected, array_reply(off))
     assert sentence.startswith("1 of 4 values of its output differ, the worst at (1, 0): expected 0, got 2e-06")
     assert details == ["row 1, expected: [0 4]", "row 1, yours:    [2e-06 4]"]
+
+
+def test_a_problem_s_canonical_part_hook_decides_what_agrees_and_the_report_shows_the_values_as_returned():
+    """solutions/<slug>/grading.py's canonical_part: outputs alike in its terms agree (here, rows that differ
+    by a constant); others differ, and the report shows the part's own values, not the hook's."""
+    rows = SimpleNamespace(canonical_part=lambda name, out: out - out[:, :1] if name == "Scale" else out)
+    problem = SimpleNamespace(**{**vars(PROBLEM), "hooks": lambda: rows})
+    expected = np.array([[1.0, 2.0], [0.0, 4.0]], np.float32)
+    assert differs(expected, array_reply(expected + np.array([[5.0], [-1.0]], np.float32)), problem) is None
+    sentence, details = differs(expected, array_reply(expected * 2), problem)
+    assert sentence.startswith("2 of 4 values of its output differ, the worst at (1, 1): expected 4, got 8")
+    assert details == ["row 1, expected: [0 4]", "row 1, yours:    [0 8]"]
+    assert differs(expected, array_reply(expected + 1.0)) is not None  # without the hook: compared as they are
 
 
 def test_the_worst_value_is_the_farthest_and_nan_is_worst_of_all():
