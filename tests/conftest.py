@@ -19,7 +19,6 @@ from grader.sandbox.config import worker_env
 os.environ["XLA_FLAGS"] = worker_env()["XLA_FLAGS"]
 
 ROOT = Path(__file__).resolve().parent.parent
-GROUP = pytest.StashKey[str]()
 REFERENCE = {slug: ROOT / "solutions" / slug / f"{slug}.py"
              for slug in ("t5_relative_pos", "rmsnorm", "t5_relative_bias", "mini_t5_forward")}
 
@@ -36,10 +35,41 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "grading: starts a grading process (not in the fast lane)")
 
 
-# Modules whose tests grade one problem each (its name a parameter, `slug` or `problem`) in the session's
-# cache: with pytest-xdist they run with that problem's other tests, so its reference outputs, computed in
-# one test process, serve them all.
+# Modules whose tests grade one problem each (its name first in the test's parameters, `slug` or `problem`)
+# in the session's cache: with pytest-xdist they run with that problem's other tests, so its reference
+# outputs, computed in one test process, serve them all.
 BY_PROBLEM = {"test_precision", "test_parameters"}
+SLUGS = sorted(problems.slugs(ROOT), key=len, reverse=True)  # the longest first: mini_t5_forward before t5_forward
+
+
+def group_of(nodeid: str) -> tuple[str, str | None]:
+    """The group of tests one test process runs whole, and its problem where it is one: a problem's
+    `grade check` (tests/instructor/test_problems.py: a class each), a problem's tests of BY_PROBLEM, or a
+    module."""
+    path, _, rest = nodeid.partition("::")
+    module = Path(path).stem
+    if module == "test_problems" and "::" in rest:
+        group = nodeid.rsplit("::", 1)[0]
+        return group, group.rsplit("::TestCheck_", 1)[-1]
+    ident = rest.partition("[")[2]
+    slug = next((slug for slug in SLUGS if ident.startswith(slug)), None) if module in BY_PROBLEM else None
+    return (f"problem {slug}", slug) if slug else (path, None)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadscope` with the groups of :func:`group_of` for scopes, in the order the test processes
+    collect them (tests/conftest.py sorts them; pytest-xdist's `--dist loadgroup`, which would read marks,
+    does not rename tests under pytest 9)."""
+    if config.getoption("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)[0]
+
+    config.option.loadscopereorder = False
+    return ByGroup(config, log)
 
 
 def time_limit(slug: str) -> float | None:
@@ -49,33 +79,24 @@ def time_limit(slug: str) -> float | None:
         return None
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which reads the groups
 def pytest_collection_modifyitems(session, config, items):
-    """The fast lane's marks; then the groups pytest-xdist's `--dist loadgroup` gives a test process whole:
-    each problem's `grade check` (tests/instructor/test_problems.py), each problem's tests of BY_PROBLEM,
-    and every other module, as with `--dist loadscope`. The groups start longest first (guessed from the
-    problems' time limits), so that no test process is left with a long one at the end; the fast lane last."""
-    problem_seconds = {slug: seconds for slug in problems.slugs(ROOT) if (seconds := time_limit(slug))}
+    """The fast lane's marks; then the groups of :func:`group_of` longest first (guessed from the problems'
+    time limits), so that no test process is left with a long one at the end; the fast lane last."""
+    seconds = {slug: limit for slug in SLUGS if (limit := time_limit(slug))}
     guess: dict[str, float] = {}  # seconds, roughly, of each group
     for item in items:
         module = getattr(getattr(item, "module", None), "__name__", "")
         graded = module in GRADING_MODULES or item.get_closest_marker("grading") is not None
         if not graded:
             item.add_marker(pytest.mark.fast)
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        slug = params.get("slug", params.get("problem"))
-        if module == "test_problems" and item.cls is not None:  # one class per problem
-            group = item.cls.__name__
-            guess[group] = check.cost(ROOT, group.removeprefix("TestCheck_")) / 50
-        elif module in BY_PROBLEM and slug in problem_seconds:
-            group = f"problem-{slug}"
-            guess[group] = guess.get(group, 0.0) + 3 * (problem_seconds[slug] / 90) ** 2
+        group, slug = group_of(item.nodeid)
+        if module == "test_problems":
+            guess[group] = check.cost(ROOT, slug) / 50
+        elif slug in seconds:
+            guess[group] = guess.get(group, 0.0) + 3 * (seconds[slug] / 90) ** 2
         else:
-            group = item.nodeid.split("::")[0]
             guess[group] = guess.get(group, 0.0) + (3.0 if graded else 0.05)
-        item.add_marker(pytest.mark.xdist_group(group))
-        item.stash[GROUP] = group
-    items.sort(key=lambda item: -guess[item.stash[GROUP]])  # stable: a group's tests keep their order
+    items.sort(key=lambda item: -guess[group_of(item.nodeid)[0]])  # stable: a group's tests keep their order
 
 
 @pytest.fixture(autouse=True)

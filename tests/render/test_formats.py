@@ -100,6 +100,7 @@ def runs(tmp_path_factory):
     try:
         for name, process in started.items():
             out, err = process.communicate(timeout=120)
+            assert out.strip(), f"grade printed nothing for {name} (exit {process.returncode}): {err[-3000:]}"
             verdicts[name] = json.loads(out)
             assert process.returncode == (0 if name == "pass_flood" else 1), (verdicts[name], err)
         log, _ = autograder.communicate(timeout=180)
