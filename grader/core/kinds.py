@@ -1,14 +1,16 @@
 """The kinds of argument a problem's entry function takes, in one registry.
 
-A problem's ``problem.toml`` names each argument's kind (``int``, ``bool``, ``float`` or ``array:<dtype>``).
+A problem's ``problem.toml`` names each argument's kind (``int``, ``bool``, ``float``, ``str``,
+``str:<choice>|<choice>...`` or ``array:<dtype>``).
 Everything the harness does with an argument goes through its :class:`Kind`: checking what a strategy
 or a case file gives, sending it to a worker and decoding it there, keeping it in a case file, hashing
 it into cache keys, and telling whether it is part of a traced program's signature. A new kind of
-argument (a PRNG key, a pytree) is one more entry in :data:`KINDS`.
+argument (a PRNG key, a pytree) is one more entry in :data:`KINDS`; :func:`kind` finds any of them.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -78,6 +80,21 @@ def _bool(value):
     return bool(value)
 
 
+def _str(choices: tuple[str, ...] | None = None) -> Kind:
+    """A string, static (a method's name: each value its own program); with ``choices``, one of them."""
+    def coerce(value):
+        import numpy as np
+
+        if not isinstance(value, (str, np.str_)):
+            raise KindError(f"must be a string, got {value!r}")
+        if choices is not None and value not in choices:
+            raise KindError(f"must be one of {', '.join(map(repr, choices))}, got {str(value)!r}")
+        return str(value)
+
+    name = "str" if choices is None else "str:" + "|".join(choices)
+    return Kind(name, static=True, wire="value", coerce=coerce, to_json=lambda v: v, from_json=coerce)
+
+
 def _array(dtype: str):
     def coerce(value):
         import numpy as np
@@ -112,8 +129,30 @@ KINDS: dict[str, Kind] = {
     "int": Kind("int", static=True, wire="value", coerce=_int, to_json=lambda v: v, from_json=_int),
     "bool": Kind("bool", static=True, wire="value", coerce=_bool, to_json=lambda v: v, from_json=_bool),
     "float": Kind("float", static=False, wire="value", coerce=_float, to_json=lambda v: v, from_json=_float),
+    "str": _str(),
     **{f"array:{dtype}": _array(dtype) for dtype in ARRAY_DTYPES},
 }
+CHOICES = "str:"  # a kind ``str:<choice>|<choice>...``: one of the strings it lists
+
+
+def kind(name) -> Kind:
+    """The kind named ``name``: one of :data:`KINDS`, or ``str:a|b|c`` (one of the strings listed, each
+    without spaces around it, none twice); KindError for anything else."""
+    if isinstance(name, str):
+        if name in KINDS:
+            return KINDS[name]
+        if name.startswith(CHOICES):
+            return _choices(name)
+    raise KindError(f"must be one of the kinds {', '.join(KINDS)} or str:<choice>|<choice>..., got {name!r}")
+
+
+@functools.cache
+def _choices(name: str) -> Kind:
+    choices = tuple(name.removeprefix(CHOICES).split("|"))
+    if not all(c and c.strip() == c for c in choices) or len(set(choices)) != len(choices):
+        raise KindError(f"lists its strings as str:<choice>|<choice>..., each once, without spaces around "
+                        f"it; got {name!r}")
+    return _str(choices)
 
 
 def moved(args: dict) -> bool | tuple[str, ...]:
@@ -134,7 +173,7 @@ def args_digest(kinds: dict[str, str], args: dict) -> str:
     """A short hash of one input, the key of everything cached per input (its moved parameters too)."""
     h = hashlib.sha256()
     for name in sorted(kinds):
-        h.update(f"{name}={kinds[name]}:".encode() + KINDS[kinds[name]].digest(args[name]) + b";")
+        h.update(f"{name}={kinds[name]}:".encode() + kind(kinds[name]).digest(args[name]) + b";")
     if moved(args):
         h.update(f"{MOVED}={moved(args)!r};".encode())
     return h.hexdigest()[:32]
@@ -146,7 +185,7 @@ def encode(kinds: dict[str, str], args: dict, arrays: list) -> list[dict]:
     entries = []
     for name, kind_name in kinds.items():
         value = args[name]
-        if KINDS[kind_name].wire == "array":
+        if kind(kind_name).wire == "array":
             entries.append({"name": name, "kind": kind_name, "index": len(arrays)})
             arrays.append(value)
         else:
@@ -158,7 +197,7 @@ def decode(entries: list[dict], arrays: list) -> tuple[list, tuple[int, ...]]:
     """In the worker: the call's arguments (arrays as NumPy arrays) and the positions of the static ones."""
     values, static = [], []
     for i, entry in enumerate(entries):
-        k = KINDS[entry["kind"]]
+        k = kind(entry["kind"])
         values.append(arrays[entry["index"]] if k.wire == "array" else k.coerce(entry["value"]))
         if k.static:
             static.append(i)
@@ -169,4 +208,4 @@ def signature(kinds: dict[str, str], args: dict) -> tuple:
     """What a traced program of the entry depends on: calls with equal signatures share one trace (some
     parameters moved, not all or none, are constants of a program of their own)."""
     which = moved(args)
-    return tuple(KINDS[k].signature(args[name]) for name, k in kinds.items()) + ((which,) if isinstance(which, tuple) else ())
+    return tuple(kind(k).signature(args[name]) for name, k in kinds.items()) + ((which,) if isinstance(which, tuple) else ())

@@ -117,7 +117,7 @@ def load_inputs(path: Path, arg_kinds: dict[str, str]) -> list[dict] | None:
                 case = {}
                 for name, kind in arg_kinds.items():
                     value = data[f"{i}/{name}"]
-                    case[name] = kinds.KINDS[kind].coerce(value if value.ndim else value.item())
+                    case[name] = kinds.kind(kind).coerce(value if value.ndim else value.item())
                 cases.append(case)
             return cases
     except Exception:  # noqa: BLE001  (missing, truncated, tampered with: drawn again)

@@ -77,7 +77,7 @@ METADATA = '''title = "{marker}: a short title"
 entry = "{slug}"
 order = 1000  # {marker}: where the problem comes in the learning order (`grade list` sorts by it)
 
-[args]  # in signature order; kinds: "int", "bool", "float", "array:<dtype>"
+[args]  # in signature order; kinds: "int", "bool", "float", "str", "str:<a>|<b>...", "array:<dtype>"
 seed = "int"
 x = "array:float32"
 

@@ -11,7 +11,7 @@ from grader.problem.problems import Problem
 
 def case_to_json(problem: Problem, args: dict) -> dict:
     """A case as a case file keeps it: each argument in its kind's form, and the mark of moved parameters."""
-    data = {name: kinds.KINDS[kind].to_json(args[name]) for name, kind in problem.args.items()}
+    data = {name: kinds.kind(kind).to_json(args[name]) for name, kind in problem.args.items()}
     moved = kinds.moved(args)
     if moved:
         data[kinds.MOVED] = moved if moved is True else list(moved)
@@ -27,7 +27,7 @@ def case_from_json(problem: Problem, data: dict) -> dict:
 
 def _from_json(problem: Problem, name: str, value):
     try:
-        return kinds.KINDS[problem.args[name]].from_json(value)
+        return kinds.kind(problem.args[name]).from_json(value)
     except kinds.KindError as exc:
         raise kinds.KindError(f"{problem.slug}: argument {name} {exc}") from None
 

@@ -158,7 +158,7 @@ class Problem:
     slug: str
     root: Path
     title: str
-    args: dict[str, str]  # name -> a kind of grader.core.kinds.KINDS: "int" | "bool" | "float" | "array:<dtype>"
+    args: dict[str, str]  # name -> a kind (grader.core.kinds.kind): "int" | "bool" | "float" | "str[:a|b]" | "array:<dtype>"
     output_dtype: str
     output_shape: list[str]
     exact: bool
@@ -378,7 +378,7 @@ class Problem:
         clean = {}
         for name, kind_name in self.args.items():
             try:
-                clean[name] = kinds.KINDS[kind_name].coerce(args[name])
+                clean[name] = kinds.kind(kind_name).coerce(args[name])
             except kinds.KindError as exc:
                 raise ProblemError(f"{part(name)} {_one_line(str(exc))}") from None
         moved = args.get(kinds.MOVED, False)
@@ -662,9 +662,10 @@ def from_metadata(root: Path, slug: str, meta: dict) -> Problem:
     for name, kind_name in args.items():
         if not name.isidentifier() or keyword.iskeyword(name):
             raise read.error(f"args.{name}", "is not a Python parameter name")
-        if not isinstance(kind_name, str) or kind_name not in kinds.KINDS:
-            raise read.error(f"args.{name}",
-                             f"must be one of the kinds {', '.join(kinds.KINDS)}, got {_shown(kind_name)}")
+        try:
+            kinds.kind(kind_name)
+        except kinds.KindError as exc:
+            raise read.error(f"args.{name}", str(exc)) from None
     dtype, shape, axes = _read_output(read, args)
     exact, tol = _read_tolerance(read)
     limits = read.table("limits", required=False)
@@ -797,7 +798,7 @@ def check_shape_expression(expr: str, args: dict, where: str) -> None:
     def name(node, array: bool) -> bool:
         if node.id not in args:
             raise fail(f"names {node.id!r}, which is not an argument")
-        fits = kinds.KINDS[args[node.id]].wire == "array" if array else args[node.id] == "int"
+        fits = kinds.kind(args[node.id]).wire == "array" if array else args[node.id] == "int"
         if not fits:
             raise fail(f"uses {node.id!r} ({args[node.id]}) as {'an array' if array else 'an int'}")
         return True

@@ -70,6 +70,7 @@ def problem_error(call):
 TOML_MISTAKES = [
     ("an unknown argument kind", 'eps = "float"', 'eps = "double"', "args.eps"),
     ("an argument kind that is not a string", 'eps = "float"', "eps = 3", "args.eps"),
+    ("a string kind whose choices are malformed", 'eps = "float"', 'eps = "str:a||b"', "args.eps"),
     ("call_seconds that is not a number", "call_seconds = 20", 'call_seconds = "abc"', "limits.call_seconds"),
     ("a zero problem_seconds", "problem_seconds = 90", "problem_seconds = 0", "limits.problem_seconds"),
     ("a fractional memory_mib", "memory_mib = 3072", "memory_mib = 3072.5", "limits.memory_mib"),
