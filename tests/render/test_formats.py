@@ -70,7 +70,8 @@ def build(*argv, cwd: Path = ROOT) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """Every grading of this file, started together: ``verdicts`` (name -> the object `grade --json` printed),
-    ``folders`` (name -> the submission's folder), and the autograder's run on a fake /autograder tree."""
+    ``folders`` (name -> the submission's folder), and the autograder's run on a fake /autograder tree. Every
+    test using it is marked `grading`: the fast lane's guard, set up for each test, comes after it."""
     base = tmp_path_factory.mktemp("formats")
     started, folders = {}, {}
     for name, (source, options) in SUBMISSIONS.items():
@@ -130,6 +131,7 @@ def exercism_shape(results: dict, verdict: dict) -> None:
     assert json.loads(json.dumps(results)) == results
 
 
+@pytest.mark.grading
 def test_exercism_pass_cuts_a_flood_of_printing_to_500_characters(runs):
     verdict = runs["verdicts"]["pass_flood"]
     assert verdict["status"] == "pass" and len(verdict["output"]) > 2000
@@ -143,6 +145,7 @@ def test_exercism_pass_cuts_a_flood_of_printing_to_500_characters(runs):
     assert all("output" not in t for t in results["tests"][1:])
 
 
+@pytest.mark.grading
 def test_exercism_fail_names_the_mistake_and_writes_the_failing_call_as_code(runs):
     verdict = runs["verdicts"]["pitfall"]
     _, entry = known_mistake("rel_shift", "pad_wrong_side")
@@ -164,6 +167,7 @@ def test_exercism_fail_names_the_mistake_and_writes_the_failing_call_as_code(run
     assert all(("message" in t) == (t["status"] != "pass") for t in others)
 
 
+@pytest.mark.grading
 def test_exercism_error_when_no_test_returned_a_value(runs):
     verdict = runs["verdicts"]["error"]
     folder = str(runs["folders"]["error"])
@@ -176,6 +180,7 @@ def test_exercism_error_when_no_test_returned_a_value(runs):
     assert formats.exercism(verdict, solution_dir="/elsewhere")["message"].count(folder) >= 1
 
 
+@pytest.mark.grading
 def test_exercism_a_time_limit_after_a_passing_test_is_a_failed_run_with_an_erred_test(runs):
     verdict = runs["verdicts"]["timeout_after_pass"]
     assert verdict["status"] == "timeout"
@@ -187,6 +192,7 @@ def test_exercism_a_time_limit_after_a_passing_test_is_a_failed_run_with_an_erre
     assert verdict["message"] in erred["message"] and "test_code" in erred
 
 
+@pytest.mark.grading
 def test_exercism_the_untouched_stub_is_an_error_saying_what_to_do(runs):
     verdict = runs["verdicts"]["not_started"]
     assert verdict["status"] == "not_started"
@@ -204,6 +210,7 @@ def test_exercism_output_limit_at_its_boundary():
 
 # -- Gradescope from verdicts ---------------------------------------------------------------------------
 
+@pytest.mark.grading
 def test_gradescope_scores_each_problem_all_or_nothing_with_its_checks_as_feedback(runs):
     verdicts = list(runs["verdicts"].values())
     results = formats.gradescope(verdicts, 2.5, visibility="after_due_date", execution_time=12.345)
@@ -250,6 +257,7 @@ def test_a_problem_nothing_graded_has_the_verdicts_shape():
 
 # -- the autograder zip ---------------------------------------------------------------------------------
 
+@pytest.mark.grading
 def test_the_zip_carries_the_scripts_at_its_root_and_the_project_for_the_named_problems(runs):
     def files(folder: Path) -> set[str]:
         return {p.relative_to(ROOT).as_posix() for p in folder.rglob("*")
@@ -325,6 +333,7 @@ def test_setup_sh_parses_and_its_dry_run_shows_the_install_without_doing_it(runs
 
 # -- run_autograder on a fake /autograder tree ----------------------------------------------------------
 
+@pytest.mark.grading
 def test_run_autograder_grades_each_file_and_scores_a_missing_one_zero(runs):
     assert runs["returncode"] == 0, runs["log"]
     results = json.loads((runs["tree"] / "results" / "results.json").read_text())
