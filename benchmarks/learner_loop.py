@@ -51,6 +51,11 @@ WRONG = {
     "alibi_bias": ("tests/submissions/alibi_bias/query_minus_key.py", "tests/submissions/alibi_bias/slopes_over_all_heads.py"),
     "alibi_attention": ("solutions/alibi_attention/pitfalls.toml:naive_slopes",
                         "tests/submissions/alibi_attention/slopes_start_at_one.py"),
+    "rope": ("solutions/rope/pitfalls.toml:negative_angle", "tests/submissions/rope/cache_table_first_rows.py"),
+    "rope_attention": ("solutions/rope_attention/pitfalls.toml:interleaved_layout",
+                       "tests/submissions/rope_attention/rotate_half_sign_swapped.py"),
+    "rope_scaled_angles": ("solutions/rope_scaled_angles/pitfalls.toml:dynamic_last_position",
+                           "tests/submissions/rope_scaled_angles/ntk_exponent_flipped.py"),
 }
 
 

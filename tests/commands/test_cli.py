@@ -86,7 +86,7 @@ def test_grade_works_from_a_subfolder(grade):
 
 LEARNING_ORDER = ["sinusoidal_pe", "t5_relative_pos", "t5_causal_relative_pos", "t5_relative_bias", "rmsnorm", "t5_attention",
                   "shaw_relative_attention", "rel_shift", "transformer_xl_attention", "mini_t5_forward", "t5_forward",
-                  "alibi_bias", "alibi_attention"]
+                  "alibi_bias", "alibi_attention", "rope", "rope_attention", "rope_scaled_angles"]
 
 
 @pytest.mark.grading

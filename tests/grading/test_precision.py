@@ -9,8 +9,10 @@ a sample that covers each kind of part (a norm, an attention, a block's wiring, 
 parameter shape) and a listed mistake; of t5_attention's, a sample with the two mistakes whose outputs are
 a listed one's though written otherwise, and parts pointed at below the layer (the bucketing, a step of the
 layer); of alibi_attention's, the accepted forms of the bias, alone and beside a mistake elsewhere (the
-part then pointed at is that mistake's), and a wrong step; and a few of T5's, of the bias module's, Shaw's
-and Transformer-XL's, steps among them
+part then pointed at is that mistake's), and a wrong step; of rope's, rope_attention's and rope_scaled_angles', the
+mistakes learners hit most (a layout, the sign, the offset, dynamic scaling's switch), a helper pointed at, a
+diagnosis and correct files; and a few of T5's, of the bias module's, Shaw's and Transformer-XL's, steps
+among them
 (`benchmarks/feedback.py` runs every corpus whole, each known mistake of every problem among them, and prints
 the tallies).
 """
@@ -38,6 +40,13 @@ SHAW_SAMPLE = {"subtract_outer_query_minus_key", "clip_upper_bound_k_minus_one",
                "value_table_indexed_key_first", "correct_inline"}
 ALIBI_ATTENTION_SAMPLE = {"correct_bloom_key_positions", "correct_symmetric_distance", "bloom_rows_mask_forgotten",
                           "mpt_rows_counted_from_the_end", "slopes_of_eight_heads", "scores_divided_by_head_dim"}
+ROPE_SAMPLE = {"gptj_port_flag_ignored", "flag_read_backwards", "partner_sign_flipped", "cache_table_first_rows",
+               "base_cast_to_int", "computed_in_bf16", "correct_permute_to_half", "correct_complex_lax"}
+ROPE_ATTENTION_SAMPLE = {"correct_meta_converted_kernels", "correct_offset_one", "context_heads_first_reshaped",
+                         "positions_counted_from_end", "rotate_half_sign_swapped", "base_truncated_to_int",
+                         "split_heads_strided_columns"}
+ROPE_SCALED_SAMPLE = {"ntk_exponent_flipped", "dynamic_from_max_position", "dynamic_formula_everywhere",
+                      "llama3_wavelength_in_radians", "positions_from_one", "correct_switch_at_L", "correct_hf_outer"}
 TRANSFORMER_XL_SAMPLE = {"biases_swapped", "cos_in_even_columns", "heads_split_interleaved", "mask_excludes_own_position",
                          "correct_rel_shift"}
 
@@ -58,7 +67,9 @@ def corpus(slug: str, sample: set[str] | None = None) -> list:
                          + corpus("t5_forward", T5_FORWARD_SAMPLE) + corpus("t5_relative_bias", T5_RELATIVE_BIAS_SAMPLE)
                          + corpus("shaw_relative_attention", SHAW_SAMPLE)
                          + corpus("transformer_xl_attention", TRANSFORMER_XL_SAMPLE)
-                         + corpus("alibi_attention", ALIBI_ATTENTION_SAMPLE))
+                         + corpus("alibi_attention", ALIBI_ATTENTION_SAMPLE)
+                         + corpus("rope", ROPE_SAMPLE) + corpus("rope_attention", ROPE_ATTENTION_SAMPLE)
+                         + corpus("rope_scaled_angles", ROPE_SCALED_SAMPLE))
 def test_feedback_on_a_realistic_submission(grade_json, slug, name, entry):
     code, report = grade_json(slug, "--file", CORPUS / slug / f"{name}.py")
     named = report["pitfall"]["id"] if report["pitfall"] else None
