@@ -56,6 +56,7 @@ def group_of(nodeid: str) -> tuple[str, str | None]:
     return (f"problem {slug}", slug) if slug else (path, None)
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: nothing without it
 def pytest_xdist_make_scheduler(config, log):
     """`--dist loadscope` with the groups of :func:`group_of` for scopes, in the order the test processes
     collect them (tests/conftest.py sorts them; pytest-xdist's `--dist loadgroup`, which would read marks,
