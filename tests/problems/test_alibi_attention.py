@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT
+from peers import get_slopes
 from grader.problem import problems
 
 SLUG = "alibi_attention"
@@ -34,18 +35,6 @@ RTOL, ATOL = 1e-4, 1e-5  # problem.toml's tolerance
 # the bias it writes; the known mistakes, where they show, land 48 times the tolerance away or more.
 FLOAT32 = 0.2
 GOLDEN = json.loads((PROBLEM.solution_folder / "golden.json").read_text())
-
-
-def get_slopes(n):
-    """The ALiBi repository's get_slopes (fairseq/models/transformer.py), in Python floats."""
-    def power_of_2(n):
-        start = 2 ** (-2 ** -(math.log2(n) - 3))
-        return [start * start ** i for i in range(n)]
-
-    if math.log2(n).is_integer():
-        return power_of_2(n)
-    closest = 2 ** math.floor(math.log2(n))
-    return power_of_2(closest) + get_slopes(2 * closest)[0::2][: n - closest]
 
 
 @functools.cache

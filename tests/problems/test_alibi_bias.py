@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT
+from peers import get_slopes
 from grader.problem import problems
 
 SLUG = "alibi_bias"
@@ -28,21 +29,6 @@ STRATEGIES = problems.load_module(PROBLEM.folder / "strategies.py", "alibi_bias_
 PROPERTIES = PROBLEM.properties()
 CHECKS = PROPERTIES.PROPERTIES
 RTOL = ATOL = 1e-5  # problem.toml's tolerance
-
-
-def get_slopes(n):
-    """ofirpress/attention_with_linear_biases' get_slopes (fairseq/models/transformer.py), transcribed in float64:
-    a power of two n gets the geometric sequence that starts, and steps, at 2 ** (-2 ** -(log2 n - 3)); any other
-    n gets that sequence for the largest power of two below it, then every other slope of get_slopes of twice
-    that power, from the first, cut to the heads still missing."""
-    def power_of_2(n):
-        start = 2.0 ** (-(2.0 ** -(math.log2(n) - 3)))
-        return [start * start ** i for i in range(n)]
-
-    if math.log2(n).is_integer():
-        return power_of_2(n)
-    closest = 2 ** math.floor(math.log2(n))
-    return power_of_2(closest) + get_slopes(2 * closest)[0::2][: n - closest]
 
 
 def paper(T, num_heads):

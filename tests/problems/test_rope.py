@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT
+from peers import even_first, rotation
 from grader.problem import problems
 
 SLUG = "rope"
@@ -30,21 +31,10 @@ CHECKS = PROPERTIES.PROPERTIES
 RTOL = ATOL = 1e-4  # problem.toml's tolerance
 
 
-def even_first(d):
-    """The reordering P of one head's features that turns interleaved pairs into half-split ones: 0, 2, .., 1, 3, .."""
-    return np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
-
-
 def paper_matrix(p, d, base, interleaved):
-    """(d, d) float64: Su et al.'s R^d_(Theta, p), block-diagonal with [[cos p t_i, -sin p t_i], [sin p t_i,
-    cos p t_i]] on the pairs (x_(2i-1), x_2i), t_i = base ** (-2(i - 1) / d), i = 1 .. d/2; for the half-split
-    layout the same matrix with its rows and columns reordered (pair i on features i - 1 and i - 1 + d/2)."""
-    R = np.zeros((d, d))
-    for i in range(1, d // 2 + 1):
-        t = base ** (-2.0 * (i - 1) / d)
-        c, s = np.cos(p * t), np.sin(p * t)
-        a, b = 2 * (i - 1), 2 * (i - 1) + 1  # the paper's x_(2i-1), x_2i, counted from 0
-        R[a, a], R[a, b], R[b, a], R[b, b] = c, -s, s, c
+    """(d, d) float64: Su et al.'s R^d_(Theta, p) (peers.rotation); for the half-split layout the same matrix with
+    its rows and columns reordered (pair i on features i and i + d/2)."""
+    R = rotation(p, d, base)
     if interleaved:
         return R
     P = np.eye(d)[even_first(d)]  # (P @ v) = v[even_first(d)]

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT
+from peers import even_first, rotation
 from grader.problem import problems
 
 SLUG = "rope_attention"
@@ -39,26 +40,10 @@ GOLDEN = json.loads((PROBLEM.solution_folder / "golden.json").read_text())
 
 # -- the paper's rotation, in float64 --------------------------------------------------------------------------
 
-def rotation(p, d, base, sign=1.0):
-    """(d, d): RoFormer's R^d_(Theta, p), 2 x 2 blocks [[cos, -sin], [sin, cos]] of the angle p theta_i on the
-    pairs (2i, 2i + 1), theta_i = base^(-2i / d); ``sign`` -1 turns the other way."""
-    R = np.zeros((d, d))
-    for i in range(d // 2):
-        a = sign * p * base ** (-2.0 * i / d)
-        R[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]]
-    return R
-
-
-def order(d):
-    """(d,): the half-split layout's feature j is the paper's feature order(d)[j]: 0, 2, 4, .., 1, 3, 5, ..
-    (Hugging Face's conversion of Meta's checkpoints)."""
-    return np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
-
-
 def rotate64(t, base, *, interleaved=False, sign=1.0, positions=None):
     """(T, H, d) float64: every row t turned by R_(positions[t]) (0 .. T-1 by default), pairs of the layout."""
     T, _, d = t.shape
-    P = np.eye(d) if interleaved else np.eye(d)[order(d)]  # half-split feature j is the paper's order[j]
+    P = np.eye(d) if interleaved else np.eye(d)[even_first(d)]  # half-split feature j is the paper's even_first(d)[j]
     positions = np.arange(T) if positions is None else positions
     return np.stack([t[i] @ (P @ rotation(p, d, base, sign) @ P.T).T for i, p in enumerate(positions)])
 
@@ -282,7 +267,7 @@ def meta_kernels(seed, D, H):
     """Kernels in Meta's layout whose Hugging Face conversion is the reference's: q and k with every head's
     columns put back in Meta's order, v and o as they are."""
     hd = D // H
-    to_meta = np.argsort(np.concatenate([h * hd + order(hd) for h in range(H)]))
+    to_meta = np.argsort(np.concatenate([h * hd + even_first(hd) for h in range(H)]))
     p = dict(kernels(seed, D, H))
     p["q"], p["k"] = p["q"][:, to_meta], p["k"][:, to_meta]
     return p
@@ -309,12 +294,12 @@ def test_the_identity_needs_the_permutation_and_leaves_v_and_o_alone():
     for name in "vo":
         p = meta_kernels(seed, D, H)
         hd = D // H
-        p[name] = p[name][:, np.argsort(np.concatenate([h * hd + order(hd) for h in range(H)]))]
+        p[name] = p[name][:, np.argsort(np.concatenate([h * hd + even_first(hd) for h in range(H)]))]
         assert fraction_of_tolerance(layer64(seed, x, H, 17.5, p=p, interleaved=True), right) > 1000, name
 
 
 def test_the_statement_s_orders():
-    assert order(4).tolist() == [0, 2, 1, 3] and order(8).tolist() == [0, 2, 4, 6, 1, 3, 5, 7]
+    assert even_first(4).tolist() == [0, 2, 1, 3] and even_first(8).tolist() == [0, 2, 4, 6, 1, 3, 5, 7]
 
 
 @pytest.mark.parametrize("name", ["hf_llama_port", "meta_interleaved", "complex_rotation"])
