@@ -120,7 +120,9 @@ def test_a_failing_grade_saves_its_method_and_its_replay_grades_that_method(grad
     assert "method='dynamic'" in replayed["counterexample"]["call"]
     code, out, _ = grade(SLUG, "--file", checkout / "solutions" / SLUG / f"{SLUG}.py", "--replay", saved, cwd=checkout)
     assert code == 0 and "PASS" in out
-    assert saved_cases(ROOT) == before  # the real checkout's cases untouched
+    # the real checkout did not get this grading's case (other tests, running beside this one, may grade this
+    # problem from the real checkout and save cases of their own there)
+    assert saved.name in before or saved.name not in saved_cases(ROOT)
 
 
 @pytest.mark.grading
