@@ -27,7 +27,7 @@ REFERENCE = {slug: ROOT / "solutions" / slug / f"{slug}.py"
 # unless it is marked `grading` or lies in one of these files, whose tests grade. A test of the lane that
 # starts one fails, saying so. Run the lane after every change; the whole suite before a change lands.
 GRADING_MODULES = {"test_batch", "test_class_integrity", "test_class_refused", "test_feedback", "test_handout", "test_hostile",
-                   "test_parameters", "test_precision", "test_problems", "test_trust", "test_zygote"}
+                   "test_parameters", "test_precision", "test_check", "test_trust", "test_zygote"}
 
 
 def pytest_configure(config):
@@ -44,11 +44,11 @@ SLUGS = sorted(problems.slugs(ROOT), key=len, reverse=True)  # the longest first
 
 def group_of(nodeid: str) -> tuple[str, str | None]:
     """The group of tests one test process runs whole, and its problem where it is one: a problem's
-    `grade check` (tests/instructor/test_problems.py: a class each), a problem's tests of BY_PROBLEM, or a
+    `grade check` (tests/instructor/test_check.py: a class each), a problem's tests of BY_PROBLEM, or a
     module."""
     path, _, rest = nodeid.partition("::")
     module = Path(path).stem
-    if module == "test_problems" and "::" in rest:
+    if module == "test_check" and "::" in rest:
         group = nodeid.rsplit("::", 1)[0]
         return group, group.rsplit("::TestCheck_", 1)[-1]
     ident = rest.partition("[")[2]
@@ -91,7 +91,7 @@ def pytest_collection_modifyitems(session, config, items):
         if not graded:
             item.add_marker(pytest.mark.fast)
         group, slug = group_of(item.nodeid)
-        if module == "test_problems":
+        if module == "test_check":
             guess[group] = check.cost(ROOT, slug) / 50
         elif slug in seconds:
             guess[group] = guess.get(group, 0.0) + 3 * (seconds[slug] / 90) ** 2

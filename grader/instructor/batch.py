@@ -43,6 +43,7 @@ from pathlib import Path
 
 from grader.commands.graded import Graded, grade, grade_argv, run_command
 from grader.core import exits
+from grader.core.cut import cut
 from grader.core.exits import Exit
 from grader.problem import problems
 from grader.core.submission import Refused, hidden_with, private_copy, shown
@@ -201,7 +202,7 @@ def one_line(text: str, cap: int) -> str:
     """``text`` on one line, control characters escaped, at most ``cap`` characters."""
     text = " ".join(text.split())
     text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return text if len(text) <= cap else text[:cap - 3] + "..."
+    return cut(text, cap)
 
 
 # -- the gradebook ---------------------------------------------------------------------------------------

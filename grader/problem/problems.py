@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.core import kinds
+from grader.core.cut import cut
 
 if TYPE_CHECKING:  # NumPy is imported where it is used: `grade` starts its workers before importing it
     import numpy as np
@@ -532,7 +533,7 @@ def _describe(exc: BaseException, path: Path | None = None) -> str:
 
 def _one_line(text: str, limit: int = 200) -> str:
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return first if len(first) <= limit else first[: limit - 3] + "..."
+    return cut(first, limit)
 
 
 def _shown(value) -> str:

@@ -22,6 +22,7 @@ import re
 
 from dataclasses import replace
 
+from grader.core.cut import cut
 from grader.core.verdict import Status
 from grader.render import text
 from grader.render.text import LINE_CAP, cap, shown
@@ -91,10 +92,7 @@ def _exercism_status(status: str) -> str:
 
 def truncate_output(text: str) -> str:
     """``text`` within exercism's 500 characters: cut, with the note exercism asks for, where longer."""
-    text = text.strip()
-    if len(text) <= OUTPUT_LIMIT:
-        return text
-    return text[:OUTPUT_LIMIT - len(TRUNCATED) - 1] + "\n" + TRUNCATED
+    return cut(text.strip(), OUTPUT_LIMIT, "\n" + TRUNCATED)
 
 
 def _learner_folder(verdict: dict) -> str | None:

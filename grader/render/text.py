@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from grader.core.compare import Stage
+from grader.core.cut import cut_middle
 from grader.core.verdict import CheckKind, Isolation, Status
 
 HEADLINES = {Status.PASS: "PASS", Status.FAIL: "FAIL", Status.ERROR: "ERROR", Status.TIMEOUT: "TIMEOUT",
@@ -66,10 +67,7 @@ PLATFORM = Medium(name_problem=False, printed_lines=40, replay_from=None, footer
 
 def cap(text: str | None, limit: int = TEXT_CAP) -> str | None:
     """``text`` cut in the middle to about ``limit`` characters (both ends say the most)."""
-    if text is None or len(text) <= limit:
-        return text
-    keep = limit // 2
-    return f"{text[:keep]} [... {len(text) - 2 * keep} characters left out ...] {text[-keep:]}"
+    return cut_middle(text, limit)
 
 
 def shown(text: str, limit: int = TEXT_CAP, *, newlines: bool = False) -> str:

@@ -33,12 +33,15 @@ from dataclasses import dataclass
 
 from typing import TYPE_CHECKING
 
+from grader.core.cut import cut
+
 if TYPE_CHECKING:  # imported where used: `grade` forks its zygote before importing NumPy
     import numpy as np
 
 MAX_REPLY_HEADER = 1 << 20
 MAX_REQUEST_HEADER = 1 << 26  # from the grader: trusted, but bounded all the same
-MAX_TEXT = 8192  # characters kept of any one string a worker sends
+MAX_TEXT = 8192  # characters kept of any one string a worker sends (TEXT_CUT included where it is cut)
+TEXT_CUT = " [...]"  # the end of a string cut
 MAX_DIMS = 32
 MAX_ELEMENTS = 1 << 48  # of an array's shape with its empty axes counted as 1 (NumPy indexes with 64-bit offsets)
 MAX_ARRAYS = 4096  # arrays in one message (a model's recorded module calls have hundreds)
@@ -176,7 +179,7 @@ def _text(value, what: str, optional: bool = False) -> str | None:
         return None
     if not isinstance(value, str):
         raise ProtocolError(f"{what} is not a string")
-    return value if len(value) <= MAX_TEXT else value[:MAX_TEXT] + " [...]"
+    return cut(value, MAX_TEXT, TEXT_CUT)
 
 
 def parse_reply(header: dict, arrays: list, expect: str) -> Reply:

@@ -3,7 +3,7 @@ layouts; the two layouts are one rotation reordered (the conversion of Meta's q 
 the known mistakes are the conventions the statement says they are; the properties hold on the reference and
 name what they claim to; and the generated inputs are what the statement promises.
 
-Everything runs in this process, starting nothing (`grade check rope`, run by tests/instructor/test_problems.py,
+Everything runs in this process, starting nothing (`grade check rope`, run by tests/instructor/test_check.py,
 covers the variants and alternatives through the grader; benchmarks/feedback.py grades the corpus). The
 reference runs under jax.jit with seed, offset and interleaved static and x and base traced, as a grading
 worker runs it.

@@ -1,7 +1,7 @@
 """t5_forward: the generated shapes keep off exact bucket boundaries, vary every size, and the
 reference's parameter tree is the one the statement prints (Hugging Face's T5 names).
 
-Cheap checks only (no grading run): `tests/instructor/test_problems.py` runs `grade check` on every problem.
+Cheap checks only (no grading run): `tests/instructor/test_check.py` runs `grade check` on every problem.
 """
 
 import importlib.util

@@ -3,7 +3,7 @@ shifted by k, tables shared by the heads, a causal flag that masks only when ask
 the statement's, and the generated inputs are what the statement promises.
 
 In-process and quick: nothing here starts a worker (`grade check shaw_relative_attention`, run by
-test_problems.py, covers the variants and alternatives through the grader).
+tests/instructor/test_check.py, covers the variants and alternatives through the grader).
 """
 
 import jax

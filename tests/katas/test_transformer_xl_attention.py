@@ -2,7 +2,7 @@
 and the generated inputs are what the statement promises.
 
 In-process and quick: nothing here starts a worker (`grade check transformer_xl_attention`, run by
-test_problems.py, covers the variants and alternatives through the grader).
+tests/instructor/test_check.py, covers the variants and alternatives through the grader).
 """
 
 import math

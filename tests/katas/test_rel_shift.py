@@ -1,7 +1,7 @@
 """rel_shift: the reference is the definition, the generated inputs are what the statement promises, the
 properties hold on the reference and speak up on the source chapter's shift, which is right only for T = 1.
 
-In-process and quick: nothing here starts a worker (`grade check rel_shift`, run by test_problems.py,
+In-process and quick: nothing here starts a worker (`grade check rel_shift`, run by tests/instructor/test_check.py,
 covers the variants and alternatives through the grader).
 """
 

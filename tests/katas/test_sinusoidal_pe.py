@@ -3,7 +3,7 @@ says they are, the properties hold on the reference and name what they claim to,
 are what the statement promises.
 
 Everything but the last two tests runs in this process, starting nothing (`grade check sinusoidal_pe`, run
-by tests/instructor/test_problems.py, covers the variants and alternatives through the grader). The
+by tests/instructor/test_check.py, covers the variants and alternatives through the grader). The
 reference runs under jax.jit with its integer arguments static, as a grading worker runs it.
 """
 
@@ -225,4 +225,4 @@ CORPUS = ROOT / "tests" / "submissions" / SLUG
 
 # Graded end to end elsewhere, once: every corpus file (the two Flax ports told apart at d_model = 2, the
 # correct ones passing) in tests/grading/test_precision.py, every alternative by `grade check` in
-# tests/instructor/test_problems.py.
+# tests/instructor/test_check.py.

@@ -5,7 +5,7 @@ the properties hold on the reference and name what they claim to; every argument
 matters on the generated inputs, which are what the statement promises.
 
 Everything runs in this process, starting nothing (`grade check rope_scaled_angles`, run by
-tests/instructor/test_problems.py, covers the variants and alternatives through the grader;
+tests/instructor/test_check.py, covers the variants and alternatives through the grader;
 benchmarks/feedback.py grades the corpus; tests/commands/test_string_kind.py grades the string argument
 end to end). The reference runs under jax.jit with T, head_dim, original_max_len and method static and base
 and factor traced, as a grading worker runs it.

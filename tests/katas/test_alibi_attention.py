@@ -3,7 +3,7 @@ output, the known mistakes are what their messages say, and the generated inputs
 promises.
 
 Everything runs in this process and starts nothing (`grade check alibi_attention`, run by
-tests/instructor/test_problems.py, grades the variants and the alternatives through the grader). The paper's
+tests/instructor/test_check.py, grades the variants and the alternatives through the grader). The paper's
 layer is written here in float64 NumPy on the reference's parameters: the slopes by the recursion of the
 ALiBi repository's get_slopes, the bias as the paper's figure draws it (-m (i - j) where j <= i), the
 softmax over the keys a query may see. The reference runs under jax.jit with seed and num_heads static, as a

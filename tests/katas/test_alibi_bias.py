@@ -3,7 +3,7 @@ the statement says they are, the properties hold on the reference and name what 
 generated inputs are what the statement promises.
 
 Everything runs in this process, starting nothing (`grade check alibi_bias`, run by
-tests/instructor/test_problems.py, covers the variants and alternatives through the grader;
+tests/instructor/test_check.py, covers the variants and alternatives through the grader;
 benchmarks/feedback.py grades the corpus). The reference runs under jax.jit with its integer arguments
 static, as a grading worker runs it.
 """

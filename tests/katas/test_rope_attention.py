@@ -3,7 +3,7 @@ is an identity of the layer, the known mistakes are what their messages say, and
 the statement promises.
 
 Everything runs in this process and starts nothing (`grade check rope_attention`, run by
-tests/instructor/test_problems.py, grades the variants and the alternatives through the grader). The paper's
+tests/instructor/test_check.py, grades the variants and the alternatives through the grader). The paper's
 layer is written here in float64 NumPy on the reference's parameters, with RoFormer's rotation matrix: the
 block-diagonal R_p of 2 x 2 rotations by p theta_i on the pairs (2i, 2i + 1), conjugated by the permutation
 that takes the half-split layout's pairs (i, i + d/2) there. The reference runs under jax.jit with seed and
