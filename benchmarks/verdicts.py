@@ -70,20 +70,20 @@ def record(out: Path, slugs: list[str]) -> None:
 
 
 def compare(before: Path, after: Path) -> int:
+    """Prints each difference between two recordings' common submissions; 1 where there is one, or where
+    a submission was recorded on one side only."""
     a, b = json.loads(before.read_text()), json.loads(after.read_text())
     differ = 0
-    for key in sorted(set(a) | set(b)):
-        if key not in a or key not in b:
-            print(f"{key}: only in {'after' if key in b else 'before'}")
-            differ += 1
-            continue
+    for key in sorted(set(a) & set(b)):
         for field in sorted(set(a[key]) | set(b[key])):
             if a[key].get(field) != b[key].get(field):
                 differ += 1
                 print(f"{key}: {field} differs\n  before: {json.dumps(a[key].get(field))[:600]}\n"
                       f"  after:  {json.dumps(b[key].get(field))[:600]}")
-    print(f"{len(set(a) & set(b))} submissions in both; {differ} differences")
-    return 1 if differ else 0
+    one_side = sorted(set(a) ^ set(b))
+    print(f"{len(set(a) & set(b))} submissions in both, {differ} differences; {len(one_side)} recorded on one "
+          f"side only{': ' + ', '.join(one_side[:10]) if one_side else ''}")
+    return 1 if differ or one_side else 0
 
 
 def main() -> int:
