@@ -6,7 +6,7 @@ with `--json` (the object) and once with `--format exercism` (the text report, a
 What is recorded per submission: the exit code, the JSON object, the text, the exercism object. Seconds are
 the one thing allowed to differ (`duration_s`, and "N.N s" in text), so they are written as "<s>".
 
-    .venv/bin/python benchmarks/verdicts.py record OUT.json [--problems rope ...]   # on this tree
+    .venv/bin/python benchmarks/verdicts.py record OUT.json [--problems rope ...] [--jobs 2]   # on this tree
     .venv/bin/python benchmarks/verdicts.py compare BEFORE.json AFTER.json          # exit 1 on any difference
 """
 
@@ -56,15 +56,16 @@ def record_one(slug: str, name: str) -> dict:
                             "text": as_text.stdout, "exercism": exercism})
 
 
-def record(out: Path, slugs: list[str]) -> None:
+def record(out: Path, slugs: list[str], jobs: int) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
     recorded = json.loads(out.read_text()) if out.is_file() else {}  # resumable
-    for slug in slugs:
-        for name in tomllib.loads((CORPUS / slug / "manifest.toml").read_text()):
-            key = f"{slug}/{name}"
-            if key in recorded:
-                continue
-            recorded[key] = record_one(slug, name)
-            print(key, recorded[key]["json"].get("status"), flush=True)
+    wanted = [(slug, name) for slug in slugs for name in tomllib.loads((CORPUS / slug / "manifest.toml").read_text())
+              if f"{slug}/{name}" not in recorded]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for (slug, name), one in zip(wanted, pool.map(lambda sn: record_one(*sn), wanted)):
+            recorded[f"{slug}/{name}"] = one
+            print(f"{slug}/{name}", one["json"].get("status"), flush=True)
             out.write_text(json.dumps(recorded, indent=1, sort_keys=True))
     print(f"{len(recorded)} submissions recorded in {out}")
 
@@ -92,12 +93,13 @@ def main() -> int:
     rec = sub.add_parser("record")
     rec.add_argument("out", type=Path)
     rec.add_argument("--problems", nargs="*", default=sorted(p.name for p in CORPUS.iterdir() if p.is_dir()))
+    rec.add_argument("--jobs", type=int, default=1, help="submissions graded at once")
     cmp = sub.add_parser("compare")
     cmp.add_argument("before", type=Path)
     cmp.add_argument("after", type=Path)
     args = parser.parse_args()
     if args.command == "record":
-        record(args.out.resolve(), args.problems)
+        record(args.out.resolve(), args.problems, args.jobs)
         return 0
     return compare(args.before, args.after)
 
