@@ -28,6 +28,7 @@ from functools import partial  # noqa: E402
 from grader.explain import diagnosis
 from grader.instructor import handout
 from grader.problem import problems  # noqa: E402
+from grader.problem import checkout
 from grader.grading.engine import Options, grade  # noqa: E402
 
 
@@ -45,7 +46,7 @@ def verdicts(root: Path, slug: str, variants: dict[str, Path], fixed: bool) -> d
 
 
 def main() -> None:
-    slugs = sys.argv[1:] or problems.slugs(ROOT)
+    slugs = sys.argv[1:] or checkout.slugs(ROOT)
     os.environ.setdefault("GRADE_CACHE_DIR", tempfile.mkdtemp(prefix="handout-bench-cache-"))
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "handout"

@@ -10,10 +10,12 @@ from pathlib import Path
 
 # Only light modules here: `grade <problem>` starts its workers' zygote before importing NumPy and the rest.
 from grader.problem import problems
+from grader.problem import checkout
 from grader.commands.learner import file_digest, load_state, progress_line, record_status
 from grader.core import exits
 from grader.core.exits import Exit
 from grader.core.submission import MAX_BYTES as MAX_MODULE_BYTES
+from grader.render import formats
 from grader.sandbox.zygote import Launch
 
 
@@ -25,19 +27,19 @@ def cmd_grade(argv: list[str]) -> int:
     if args.json and args.format not in (None, "json"):
         parser.error(f"--json and --format {args.format} do not go together")
     args.json = args.json or args.format == "json"
-    if args.output is not None and args.format != "exercism":
-        parser.error("--output goes with --format exercism")
+    if args.output is not None and not formats.FORMATS[args.format or "text"].to_file:
+        parser.error(f"--output goes with --format {' or '.join(n for n, f in formats.FORMATS.items() if f.to_file)}")
     if args.output is not None and not args.output.absolute().parent.is_dir():
         parser.error(f"--output {args.output}: no folder {args.output.absolute().parent} to write it in")
     launch = None
     try:
-        root = problems.find_root()
+        root = checkout.find_root()
         launch = prepare_launch(root, args)
         problem, learner, cases = read_request(root, args)
     except (problems.UsageError, problems.ProblemError, ValueError, KeyError) as exc:
         if launch is not None:
             launch.close()
-        return usage_error(str(exc), args.json, args.problem, exercism=exercism_output(args))
+        return usage_error(str(exc), args.json, args.problem, results=results_file(args))
     return grade_and_print(root, problem, learner, cases, args, launch)
 
 
@@ -52,11 +54,10 @@ def grade_parser() -> argparse.ArgumentParser:
     parser.add_argument("--file", type=Path, help="grade this module instead of problems/<problem>/<problem>.py")
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout "
                         "(the same as --format json)")
-    parser.add_argument("--format", choices=("text", "json", "exercism"),
-                        help="text (the default), json (as --json), or exercism: write exercism's results.json "
-                             "(to --output) and print the text")
+    parser.add_argument("--format", choices=formats.FORMATS,
+                        help="; ".join(f"{name}: {f.help}" for name, f in formats.FORMATS.items()))
     parser.add_argument("--output", type=Path, metavar="PATH",
-                        help="where --format exercism writes its results (default: results.json here)")
+                        help="where a format written to a file writes it (default: results.json here)")
     parser.add_argument("--replay", type=Path, metavar="CASE", help="run only the case saved in this file")
     parser.add_argument("--part", metavar="NAME",
                         help="grade one module class of a model alone (e.g. RMSNorm), on the reference's "
@@ -76,10 +77,10 @@ def prepare_launch(root: Path, args: argparse.Namespace) -> Launch | None:
     problem does not exist: the error comes when it is read)."""
     if not (root / "problems" / args.problem / "problem.toml").is_file():
         return None
-    graded = problems.graded_file(args.file or root / "problems" / args.problem / f"{args.problem}.py")
+    graded = checkout.graded_file(args.file or root / "problems" / args.problem / f"{args.problem}.py")
     return Launch.prepare(root / "solutions" / args.problem / f"{args.problem}.py",
-                          None if args.no_cache else problems.cache_folder(root),
-                          problems.learner_view(root, args.problem, graded), problems.hidden_from_learners(root), graded)
+                          None if args.no_cache else checkout.cache_folder(root),
+                          checkout.learner_view(root, args.problem, graded), checkout.hidden_from_learners(root), graded)
 
 
 def read_request(root: Path, args: argparse.Namespace) -> tuple[problems.Problem, Path, list | None]:
@@ -91,7 +92,7 @@ def read_request(root: Path, args: argparse.Namespace) -> tuple[problems.Problem
     problem.hooks()  # an instructor's broken file is a usage error, found before anything runs
     problem.properties()
     problem.variants("pitfalls")  # pitfalls.toml, written out before learner code runs
-    learner = problems.graded_file(args.file or problem.stub)
+    learner = checkout.graded_file(args.file or problem.stub)
     if not learner.is_file():
         raise problems.UsageError(f"no file at {args.file or problem.stub}")
     if learner.stat().st_size > MAX_MODULE_BYTES:  # read whole before it runs: a bound first
@@ -140,7 +141,7 @@ def grade_and_print(root: Path, problem: problems.Problem, learner: Path, cases:
 
     options = Options(jit=not args.no_jit, use_cache=not args.no_cache, call_seconds=args.call_time_limit,
                       problem_seconds=args.time_limit, memory_mib=args.memory_mib,
-                      secret_seed=None if args.replay else problems.secret_seed(root))
+                      secret_seed=None if args.replay else checkout.secret_seed(root))
     explain = partial(diagnosis.explain, command=shlex.join(report.program()))  # hints say it as the user does
     streamed = text.Streamed(problem.slug, text.Medium(colour=text.colour_wanted(sys.stdout)))
     try:
@@ -152,51 +153,55 @@ def grade_and_print(root: Path, problem: problems.Problem, learner: Path, cases:
             verdict = grade(problem, learner, options, cases=cases, extra=explain, launch=launch,
                             found=None if args.json else streamed.found)
     except problems.ProblemError as exc:  # e.g. a strategy that fails when it draws
-        return usage_error(str(exc), args.json, args.problem, exercism=exercism_output(args))
+        return usage_error(str(exc), args.json, args.problem, results=results_file(args))
     replay = None
     if verdict.counterexample is not None and verdict.counterexample.args and verdict.status != "pass":
         saved = save_case(problem, verdict.counterexample.args)
         replay = report.replay_command(problem, saved, args.file)
     if args.file is None and cases is None and args.part is None:
         record_status(root, problem.slug, learner, verdict.status)
+    built = report.build(problem, verdict, replay)
     if args.json:
-        print(report.to_json(problem, verdict, replay))
+        print(built.to_json())
     else:
-        print(streamed.rest(report.to_text(problem, verdict, replay, colour=streamed.medium.colour)))
-    if exercism_output(args) is not None:  # the verdict is printed above: only the file may be missing
-        if not write_exercism(json.loads(report.to_json(problem, verdict, replay)), exercism_output(args)):
-            return Exit.USAGE
+        print(streamed.rest(built))
+    results = results_file(args)
+    if results is not None and not write_results(built, *results):  # the verdict is printed: only the file may be missing
+        return Exit.USAGE
     return Exit.OK if verdict.status == "pass" else Exit.FAILED
 
 
-def exercism_output(args: argparse.Namespace) -> Path | None:
-    """Where `--format exercism` writes its results; None for the other formats."""
-    return (args.output or Path("results.json")) if args.format == "exercism" else None
+def results_file(args: argparse.Namespace) -> tuple[formats.Format, Path] | None:
+    """The format `--format` names and where it goes, for a format written to a file; else None."""
+    chosen = formats.FORMATS[args.format or "text"]
+    return (chosen, args.output or Path("results.json")) if chosen.to_file else None
 
 
-def write_exercism(verdict: dict, path: Path) -> bool:
-    """Writes exercism's results.json for ``verdict`` (the object `--json` prints) to ``path``, atomically;
-    where it cannot, says why on stderr and returns False."""
-    from grader.render import formats
+def write_results(report, chosen: formats.Format, path: Path) -> bool:
+    """Writes ``report`` (a :class:`~grader.core.verdict_report.Report`) in the ``chosen`` format to ``path``,
+    atomically; where it cannot, says why on stderr and returns False."""
     from grader.core.files import write_text
 
     try:
-        write_text(path, json.dumps(formats.exercism(verdict), indent=2) + "\n")
+        write_text(path, chosen.write(report))
     except OSError as exc:
         print(f"grade: could not write {path}: {exc.strerror or exc}", file=sys.stderr)
         return False
     return True
 
 
-def usage_error(message: str, as_json: bool, problem: str | None = None, *, exercism: Path | None = None) -> int:
+def usage_error(message: str, as_json: bool, problem: str | None = None, *,
+                results: tuple[formats.Format, Path] | None = None) -> int:
     exits.usage_error(message)
-    if as_json or exercism is not None:
-        from grader.render import report
+    if as_json or results is not None:
+        from grader.core.verdict_report import Report
+        from grader.core.verdict import Status
 
+        nothing = Report.not_graded(problem, Status.ERROR, message)
         if as_json:
-            print(report.usage_error_json(problem, message))
-        if exercism is not None:
-            write_exercism(json.loads(report.usage_error_json(problem, message)), exercism)
+            print(nothing.to_json())
+        if results is not None:
+            write_results(nothing, *results)
     return Exit.USAGE
 
 
@@ -206,7 +211,7 @@ def cmd_list(argv: list[str]) -> int:
     exit code is 2 when every problem is broken."""
     argparse.ArgumentParser(prog="grade list", description=cmd_list.__doc__).parse_args(argv)
     try:
-        root = problems.find_root()
+        root = checkout.find_root()
     except problems.UsageError as exc:
         return usage_error(str(exc), False)
     from grader.render import text
@@ -214,7 +219,7 @@ def cmd_list(argv: list[str]) -> int:
     colour = text.colour_wanted(sys.stdout)
     state = load_state(root)
     rows, broken = [], 0
-    for slug in problems.slugs(root):
+    for slug in checkout.slugs(root):
         try:
             problem = problems.load(root, slug)
             if not problem.stub.is_file():

@@ -22,13 +22,13 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.core import kinds
 from grader.core.exits import Exit, usage_error
 from grader.problem import problems
+from grader.problem import checkout
 from grader.problem.cases import case_from_json
 
 
@@ -57,7 +57,7 @@ def load(path: str | Path, root: str | Path | None = None) -> Case:
     data = json.loads(path.read_text())
     if not isinstance(data, dict) or not isinstance(data.get("problem"), str) or "args" not in data:
         raise ValueError(f"{path} is not a case file (a report's replay file)")
-    problem = problems.load(Path(root) if root is not None else problems.find_root(), data["problem"])
+    problem = problems.load(Path(root) if root is not None else checkout.find_root(), data["problem"])
     args = case_from_json(problem, data["args"])
     which = kinds.moved(args)
     return Case(problem, {name: args[name] for name in problem.args},
@@ -73,16 +73,16 @@ def cmd_debug(argv: list[str]) -> int:
     parser.add_argument("--file", type=Path, help="your module, if not the problem's stub")
     args = parser.parse_args(argv)
     try:
-        root = problems.find_root()
+        root = checkout.find_root()
         case = load(args.replay, root)
         if case.problem.slug != args.problem:
             raise problems.UsageError(f"{args.replay} is a case of {case.problem.slug!r}, not {args.problem!r}")
-        path = problems.graded_file(args.file or case.problem.stub)
+        path = checkout.graded_file(args.file or case.problem.stub)
     except FileNotFoundError:
         return usage_error(f"no case file at {args.replay}")
     except (problems.UsageError, problems.ProblemError, ValueError, kinds.KindError) as exc:
         return usage_error(str(exc))
-    print(f"grade debug: your {case.problem.slug} from {problems.relative(path)}, run here (not confined, not "
+    print(f"grade debug: your {case.problem.slug} from {checkout.relative(path)}, run here (not confined, not "
           f"compared: no verdict) on {case.problem.call_text(case.args)}"
           + (" with the parameters moved as the grader moved them" if case.moved else ""), flush=True)
     spec = importlib.util.spec_from_file_location(f"kata_{case.problem.slug}", path)

@@ -19,22 +19,21 @@ import os
 import shlex
 import shutil
 import signal
-import subprocess
 import sys
 import textwrap
 import time
 import tomllib
 from pathlib import Path
 
+from grader.commands import graded
 from grader.core.exits import Exit, usage_error
-from grader.core.launch import python_command
 from grader.problem import pristine as pristine_mod
 from grader.problem import problems
+from grader.problem import checkout
 
 DEBOUNCE_MS = 200  # saves closer together than this are one change, graded once
 POLL_MS = 300  # how often polling looks at the file
 RECHECK_MS = 2000  # even with file-system events, the file is looked at this often (an event can be missed)
-STOP_SECONDS = 5.0  # for a run of `grade` to end after Ctrl-C before it is killed
 
 
 # -- problem names ----------------------------------------------------------------------------------------
@@ -46,7 +45,7 @@ def _problem_command(command: str, doc: str, argv: list[str], options=lambda par
     parser.add_argument("problem", help="the problem's name, e.g. t5_relative_pos")
     options(parser)
     args = parser.parse_args(argv)
-    root = problems.find_root()
+    root = checkout.find_root()
     return args, root, problems.load(root, args.problem)
 
 
@@ -106,12 +105,12 @@ def has_passed(entry: dict | None) -> bool:
 
 def first_not_passed(root: Path, state: dict, skip: str | None = None) -> str | None:
     """The first problem in the learning order that has never passed (other than ``skip``)."""
-    return next((slug for slug in problems.slugs(root) if slug != skip and not has_passed(state.get(slug))), None)
+    return next((slug for slug in checkout.slugs(root) if slug != skip and not has_passed(state.get(slug))), None)
 
 
 def progress_line(root: Path, state: dict) -> str:
     """How many problems have passed, e.g. "3 of 10 passed", and how many were given up without a pass."""
-    known = problems.slugs(root)
+    known = checkout.slugs(root)
     passed = sum(has_passed(state.get(slug)) for slug in known)
     gave_up = sum(bool(state.get(slug, {}).get("gave_up")) and not has_passed(state.get(slug)) for slug in known)
     return f"{passed} of {len(known)} passed" + (f", {gave_up} given up" if gave_up else "")
@@ -124,7 +123,7 @@ def cmd_next(argv: list[str]) -> int:
     and the command that grades it."""
     argparse.ArgumentParser(prog="grade next", description=cmd_next.__doc__).parse_args(argv)
     try:
-        root = problems.find_root()
+        root = checkout.find_root()
     except problems.UsageError as exc:
         return usage_error(str(exc))
     state = load_state(root)
@@ -134,8 +133,8 @@ def cmd_next(argv: list[str]) -> int:
         return Exit.OK
     print(f"Next: {slug}: {_title(root, slug)} ({progress_line(root, state)})")
     folder = root / "problems" / slug
-    print(f"  statement: {problems.relative(folder / 'README.md')}")
-    print(f"  your file: {problems.relative(folder / f'{slug}.py')}")
+    print(f"  statement: {checkout.relative(folder / 'README.md')}")
+    print(f"  your file: {checkout.relative(folder / f'{slug}.py')}")
     print(f"  grade it:  {_command(slug)}   (or `{_command('watch')}` to grade it on every save)")
     if state.get(slug, {}).get("gave_up"):
         print("  You gave up on it and saw the solution; it counts once your own file passes.")
@@ -244,27 +243,27 @@ def cmd_reset(argv: list[str]) -> int:
         args, root, problem = _problem_command("reset", cmd_reset.__doc__, argv)
     except (problems.UsageError, problems.ProblemError) as exc:
         return usage_error(str(exc))
-    pristine, source = pristine_mod.stub(root, problem.slug, problems.cache_folder(root))
+    pristine, source = pristine_mod.stub(root, problem.slug, checkout.cache_folder(root))
     if pristine is None:
         return usage_error(f"cannot reset {problem.slug}: {source}; nothing was changed")
     stub = problem.stub
     current = stub.read_bytes() if stub.is_file() else None
     if current == pristine:
-        print(f"{problems.relative(stub)} is already the untouched stub; nothing was changed.")
+        print(f"{checkout.relative(stub)} is already the untouched stub; nothing was changed.")
         return Exit.OK
     backup = None
     if current is not None:
         try:
             backup = write_backup(stub, current)
         except OSError as exc:
-            return usage_error(f"cannot keep a copy of {problems.relative(stub)} ({exc.strerror}); nothing was changed")
+            return usage_error(f"cannot keep a copy of {checkout.relative(stub)} ({exc.strerror}); nothing was changed")
     from grader.core.files import write_text
 
     write_text(stub, pristine.decode("utf-8"))
     # Starting over: the problem counts as not passed until the new file passes (`list`, `next`, progress).
     update_entry(root, problem.slug, status="not_started", sha256=file_digest(stub), passed=False)
-    kept = f"; your version is in {problems.relative(backup)}" if backup else ""
-    print(f"{problems.relative(stub)} is the untouched stub again (from {source}){kept}.")
+    kept = f"; your version is in {checkout.relative(backup)}" if backup else ""
+    print(f"{checkout.relative(stub)} is the untouched stub again (from {source}){kept}.")
     return Exit.OK
 
 
@@ -306,7 +305,7 @@ def cmd_solution(argv: list[str]) -> int:
                                f"`{_command(problem.slug)}` pass, try `{_command('hint', problem.slug)}`, or run "
                                f"`{_command('solution', problem.slug, '--give-up')}` to see it now", code=Exit.FAILED)
         update_entry(root, problem.slug, gave_up=True)
-    print(f"# The reference solution of {problem.slug} ({problems.relative(problem.reference)}):\n")
+    print(f"# The reference solution of {problem.slug} ({checkout.relative(problem.reference)}):\n")
     print(problem.reference.read_text(encoding="utf-8"), end="")
     return Exit.OK
 
@@ -328,7 +327,7 @@ def cmd_watch(argv: list[str]) -> int:
     if args.max_runs is not None and args.max_runs < 1:
         return usage_error("--max-runs must be 1 or more")
     try:
-        root = problems.find_root()
+        root = checkout.find_root()
         if args.problem is not None:
             problems.load(root, args.problem)
         elif args.file is not None:
@@ -353,7 +352,6 @@ class Watcher:
         self.root, self.slug, self.file = root, slug, file
         self.follow, self.mode, self.max_runs = follow, mode, max_runs
         self.runs = 0
-        self.child: subprocess.Popen | None = None
         self.clear = sys.stdout.isatty()
 
     @property
@@ -374,15 +372,14 @@ class Watcher:
                         print(f"\n{self.slug} passes, and so does every other problem. Well done.")
                         return Exit.OK
                     print(f"\n{self.slug} passes. Next in the learning order: {following}: {_title(self.root, following)} "
-                          f"(statement: {problems.relative(self.root / 'problems' / following / 'README.md')})")
+                          f"(statement: {checkout.relative(self.root / 'problems' / following / 'README.md')})")
                     self.slug, self.clear = following, False  # the pass stays on the screen
                     continue
-                print(f"\nWatching {problems.relative(self.path)} ({self.describe_mode()}): save it to grade it "
+                print(f"\nWatching {checkout.relative(self.path)} ({self.describe_mode()}): save it to grade it "
                       "again; Ctrl-C to stop.", flush=True)
                 self.wait_for_change(graded)
                 self.clear = sys.stdout.isatty()
-        except KeyboardInterrupt:
-            self.stop_child()
+        except KeyboardInterrupt:  # (the run of `grade` in progress, if any, has ended)
             print("\nStopped watching.")
             return Exit.OK
 
@@ -395,32 +392,10 @@ class Watcher:
         self.runs += 1
         if self.clear:
             print("\x1b[2J\x1b[H", end="")  # clear the screen, cursor to the top
-        print(f"== grade watch: run {self.runs}: {self.slug} ({problems.relative(self.path)}); "
+        print(f"== grade watch: run {self.runs}: {self.slug} ({checkout.relative(self.path)}); "
               f"{progress_line(self.root, load_state(self.root))} ==", flush=True)
         words = [self.slug] + (["--file", str(self.file)] if self.file else [])
-        self.child = subprocess.Popen([*grade_program(), *words])
-        try:
-            return self.child.wait()
-        finally:
-            if self.child.poll() is not None:
-                self.child = None
-
-    def stop_child(self) -> None:
-        """Ends the run of `grade` in progress: it had Ctrl-C too if it came from the terminal; else it gets
-        one now, and is killed if it has not ended a few seconds later."""
-        child, self.child = self.child, None
-        if child is None:
-            return
-        for sig in (None, signal.SIGINT, signal.SIGKILL):
-            if sig is not None and child.poll() is None:
-                child.send_signal(sig)
-            try:
-                child.wait(STOP_SECONDS / 2)
-                return
-            except subprocess.TimeoutExpired:
-                continue
-            except KeyboardInterrupt:  # a second Ctrl-C: stop waiting politely
-                continue
+        return graded.run_on_terminal(graded.command(*words, program=graded.grade_program()))
 
     def wait_for_change(self, graded: str | None) -> None:
         """Returns once the file's contents differ from ``graded`` (several saves in quick succession are
@@ -472,14 +447,3 @@ class Watcher:
 def _interrupt(signum: int, frame) -> None:
     raise KeyboardInterrupt
 
-
-def grade_program() -> list[str]:
-    """The command that runs `grade`: the one the user typed where it can be run again from here (so that
-    the commands its reports print are the ones they type), else this Python's ``-m grader.cli``."""
-    from grader.render import report
-
-    words = report.program()
-    ran = os.path.basename(sys.argv[0]) if sys.argv else ""
-    if words == ["grade"] and (ran != "grade" or not shutil.which("grade")):  # not run as `grade`
-        return python_command("grader.cli")
-    return words

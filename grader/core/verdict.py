@@ -15,6 +15,10 @@ if TYPE_CHECKING:
 
     from grader.core.compare import Comparison
 
+# The line the engine writes between what the learner's two processes printed (Verdict.output): the
+# grader's, not the learner's. A report's reader leaves it out where only the learner's printing is shown.
+SECOND_PROCESS = "[printed by a second process, which ran your file on some of the inputs]"
+
 
 class Status(str, Enum):
     """The verdict of a run (and of one check; a check may also only warn)."""

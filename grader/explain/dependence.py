@@ -15,6 +15,7 @@ import numpy as np
 
 from grader.core.compare import same_values
 from grader.core.verdict import Diagnosis, Outcome
+from grader.explain import ids
 
 MAX_POSITIONS = 16  # positions changed one at a time, per argument (a shrunk failing input has a few)
 ROWS_SHOWN = 4
@@ -76,7 +77,7 @@ def dependence(session, outcome: Outcome) -> Diagnosis | None:  # (session: grad
             said.append(f"changing {name} one position at a time, " + "; ".join(differences))
     if not said:
         return None
-    return Diagnosis("dependence", "Your output's rows depend on other input positions than the reference's: "
+    return Diagnosis(ids.DEPENDENCE, "Your output's rows depend on other input positions than the reference's: "
                      + "; ".join(said) + ".")
 
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from grader.core import kinds
 from grader.core.compare import same_values
-from grader.explain import parts, relations
+from grader.explain import ids, parts, relations
 from grader.explain.dependence import dependence
 from grader.grading.engine import UNSEEN_PARAMETERS, Session
 from grader.core.verdict import Check, CheckKind, Diagnosis, Outcome, Pitfall, Status, Verdict
@@ -38,7 +38,7 @@ def explain(session: Session, verdict: Verdict, name_only: bool = False, command
         verdict.checks.extend(property_checks(session, outcome))
     if not name_only:
         part = parts.first_wrong_part(session, outcome.args, command)
-        if part is not None and verdict.diagnosis is not None and verdict.diagnosis.id == "parameters_not_followed" \
+        if part is not None and verdict.diagnosis is not None and verdict.diagnosis.id == ids.PARAMETERS_NOT_FOLLOWED \
                 and parts.first_wrong_part(session, kinds.with_moved(outcome.args, False), command) is not None:
             part = None  # a part wrong where the whole output is right is not what the entry computes with
         verdict.first_wrong_part = part
@@ -65,7 +65,7 @@ def parameter_values(session: Session) -> Diagnosis | None:
             swaps.append(f"your {short(path)} holds the values the reference gives {short(other)}")
     if not swaps:
         return None
-    return Diagnosis("parameter_values", "; ".join(swaps) + ". Flax draws each parameter's initial values from "
+    return Diagnosis(ids.PARAMETER_VALUES, "; ".join(swaps) + ". Flax draws each parameter's initial values from "
                      "its path and its place among the module's parameters: create them in the stub's order, "
                      "each with its own name (the computation may well be right).")
 
@@ -92,11 +92,11 @@ def parameters_followed(session: Session, outcome: Outcome) -> Diagnosis | None:
             "value (norm weights not 1, biases not 0), it is not: your code does not use its parameters as "
             "the reference does")
     if session.tree_unseen:
-        return Diagnosis("parameters_not_followed", f"{lead}: {UNSEEN_PARAMETERS}.")
+        return Diagnosis(ids.PARAMETERS_NOT_FOLLOWED, f"{lead}: {UNSEEN_PARAMETERS}.")
     tree = session.trusted.trees.get(("reference", repr(kinds.signature(session.problem.args, plain))))
     paths = sorted(path.removeprefix("params/") for path in tree or {})
     if not paths or len(paths) > ONE_AT_A_TIME:
-        return Diagnosis("parameters_not_followed", lead + ".")
+        return Diagnosis(ids.PARAMETERS_NOT_FOLLOWED, lead + ".")
     cases = [kinds.with_moved(args, (path,)) for path in paths]
     trusted.prefetch("reference", cases)
     answers = session.answers(cases)
@@ -115,8 +115,8 @@ def parameters_followed(session: Session, outcome: Outcome) -> Diagnosis | None:
         said.append(f"moving {', '.join(misused)} changes your output otherwise than the reference's: "
                     f"{'it is' if len(misused) == 1 else 'they are'} used in the wrong place or the wrong way")
     if not said:
-        return Diagnosis("parameters_not_followed", lead + ".")
-    return Diagnosis("parameters_not_followed", f"{lead}. Moved one at a time, " + "; ".join(said) + ".")
+        return Diagnosis(ids.PARAMETERS_NOT_FOLLOWED, lead + ".")
+    return Diagnosis(ids.PARAMETERS_NOT_FOLLOWED, f"{lead}. Moved one at a time, " + "; ".join(said) + ".")
 
 
 def relation(session: Session, outcome: Outcome) -> Diagnosis | None:
@@ -152,11 +152,11 @@ def factor_elsewhere(session: Session, outcome: Outcome) -> Diagnosis | None:
         shape = problem.natural_shape(args)
         found = diagnose(session, args, expected.reshape(shape), actual.reshape(shape))
         tries += 1
-        if found is not None and found.id == "constant_factor":
+        if found is not None and found.id == ids.CONSTANT_FACTOR:
             e, a = expected.astype(np.float64), actual.astype(np.float64)
             factor = float(e @ a / (e @ e))
             if same_values(factor * e0, a0, problem.rtol, problem.atol).all():
-                return Diagnosis("constant_factor", found.message + " (Seen on another failing input with the "
+                return Diagnosis(ids.CONSTANT_FACTOR, found.message + " (Seen on another failing input with the "
                                  "same sizes, whose rows differ from one another; the input shown gives the same "
                                  "factor.)")
             return None
@@ -205,7 +205,7 @@ def name_pitfall(session: Session, outcome: Outcome) -> tuple[Pitfall | None, li
     coincidence; agreeing everywhere tells the variant apart from every other and from the reference.
     Only a single remaining candidate is named; two that cannot be told apart are both returned unnamed.
 
-    A variant whose module sets ``DIAGNOSIS`` (an id of :mod:`grader.explain.relations`) also agrees wherever the
+    A variant whose module sets ``DIAGNOSIS`` (an id of :data:`grader.explain.ids.RELATIONS`) also agrees wherever the
     learner's output fails with that diagnosis: a mistake such as reduced precision has many forms whose
     values differ, but one signature."""
     trusted = session.trusted

@@ -19,7 +19,9 @@ import time
 import numpy as np
 
 from grader.core.compare import same_values
-from grader.explain.relations import listing
+from grader.explain import ids
+from grader.explain.relations.words import listing
+from grader.sandbox import operations
 from grader.sandbox.pool import WorkerFailure
 from grader.core.verdict import Diagnosis, Part, Status, Verdict
 
@@ -67,16 +69,12 @@ def run_call(session, call: dict, arrays: list):
     def renumber(encoded: dict) -> dict:
         return {"array": index[encoded["array"]]} if "array" in encoded else encoded
 
-    expected = arrays[call["output"]["array"]]
-    header = {"op": "part", "key": session.key, "cls": call["cls"], "method": call.get("method"),
-              "function": bool(call.get("function")),
-              "fields": call["fields"],
-              "args": [renumber(a) for a in call["args"]],
-              "kwargs": {k: renumber(v) for k, v in call["kwargs"].items()},
-              "variables": {k: renumber(v) for k, v in call["variables"].items()},
-              "max_bytes": 16 * expected.size + 4096}
-    session.workers.ask(header, [arrays[i] for i in used])
-    return session.workers.receive(header["max_bytes"])
+    bound = 16 * arrays[call["output"]["array"]].size + 4096
+    session.workers.ask(operations.part(session.key, call, [renumber(a) for a in call["args"]],
+                                        {k: renumber(v) for k, v in call["kwargs"].items()},
+                                        {k: renumber(v) for k, v in call["variables"].items()},
+                                        [arrays[i] for i in used], bound))
+    return session.workers.receive(bound, "part")
 
 
 def layout(expected: np.ndarray, actual: np.ndarray, rtol: float, atol: float) -> str | None:
@@ -189,8 +187,8 @@ def wrong_part(session, call: dict, arrays: list, reply) -> Part | None:
                   if actual is not None and actual.shape != expected.shape else None)
     return Part(call["path"], f"your {part_name(call)}, run alone {given} the reference gave it "
                               f"({call_text(call, arrays)}): {sentence}.", details,
-                Diagnosis("values_rearranged", f"Your {part_name(call)} computes the right values in another "
-                                               f"layout: {rearranged}.") if rearranged else None)
+                Diagnosis(ids.VALUES_REARRANGED, f"Your {part_name(call)} computes the right values in another "
+                                                 f"layout: {rearranged}.") if rearranged else None)
 
 
 def first_wrong_part(session, args: dict, command: str) -> Part | None:

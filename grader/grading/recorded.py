@@ -14,6 +14,7 @@ import json
 import numpy as np
 
 from grader.core import kinds
+from grader.grading.errors import ReferenceError
 from grader.problem import problems
 from grader.problem.problems import Problem
 
@@ -43,11 +44,10 @@ class _Hooks:
 class Recorded:
     """The trusted side of a handout: every answer read from ``recorded.npz``, no reference to run. Its
     interface is the part of :class:`grader.grading.trusted.Trusted` a learner's grading uses; anything outside
-    the record is a :class:`grader.grading.trusted.ReferenceError`."""
+    the record is a :class:`grader.grading.errors.ReferenceError`."""
 
     recorded = True
     cache_folder = None
-    worker = None
 
     def __init__(self, problem: Problem):
         from grader.problem.cases import case_from_json
@@ -94,8 +94,6 @@ class Recorded:
         return kinds.args_digest(self.problem.args, args)
 
     def _missing(self, args: dict):
-        from grader.grading.trusted import ReferenceError
-
         return ReferenceError(f"this handout has no recorded answer for {self.problem.call_text(args)} "
                               f"(grade it in the full checkout)")
 
@@ -145,13 +143,9 @@ class Recorded:
         return self.arrays.get(f"accept_{self.index.get(self.digest(args))}")
 
     def capture(self, args: dict):
-        from grader.grading.trusted import ReferenceError
-
         raise ReferenceError("a handout does not carry the reference's modules")
 
     def start(self, modules=None):
-        from grader.grading.trusted import ReferenceError
-
         raise ReferenceError("a handout runs no trusted code")
 
     def acknowledge(self) -> None:

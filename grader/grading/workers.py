@@ -2,25 +2,31 @@
 
 Scheduling only. :class:`LearnerWorkers` starts, loads, batches, cancels and restarts the learner's workers
 (a second one on re-grades) and hands each answer over as it came; what an answer means (compared, counted,
-kept for naming a mistake) is the case driver's, :class:`grader.grading.engine.Session`. The run's time is a
-:class:`Clock` that both sides, this one and the reference's, wait within.
+kept for naming a mistake) is the case driver's, :class:`grader.grading.session.Session`. The run's time is a
+:class:`Clock` that both sides, this one and the reference's, wait within. What the session asks of a graded
+side that `grade check` runs in the trusted worker instead is :class:`grader.grading.shared.SharedWorker`'s;
+:class:`GradedSide` is what both have in common.
 """
 
 from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from grader.core import kinds
-from grader.core.verdict import Outcome, Status
-from grader.grading.trusted import Trusted, batch_request, call_request, cancel_batch, load_request, reply_bound
+from grader.core.verdict import SECOND_PROCESS, Outcome, Status
+from grader.grading.requests import batch_request, call_request, cancel_batch, load_request, reply_bound
 from grader.problem.problems import Problem
 from grader.sandbox.pool import READY_SECONDS, Worker, WorkerFailure
-from grader.sandbox.protocol import ProtocolError, Reply, check_bound
+from grader.sandbox import operations
+from grader.sandbox.operations import Returned, check_bound
+from grader.sandbox.protocol import ProtocolError
 from grader.sandbox.zygote import Launch
 
 REPLAY_LEFT_OUT = ("[what your code printed on the further inputs the grader ran to explain the failure is left "
@@ -79,26 +85,89 @@ def split_by_signature(problem: Problem, cases: list[tuple[str, dict]]) -> list[
     return [part for part in parts if part]
 
 
-class LearnerWorkers:
-    """The worker that runs the graded module, a second one where a batch is split, and their answers.
+class GradedSide:
+    """What the session asks of the graded module's side, and what both sides share: the graded module
+    (``key``, at ``path``), the run's ``clock`` and the limits of one call, the ``first`` worker it runs in,
+    and how a reply from there is received and a failure read as a case's outcome.
+
+    The two sides differ in what the class says of itself: ``shared`` (the graded module runs in the trusted
+    worker), ``source`` (the learner's code, None for a trusted module), the verdicts whose parameter tree
+    is checked (``trees_checked_on``) and the trusted modules among the graded (``trusted_keys``, whose
+    trees the trusted worker traces with the reference's)."""
+
+    shared: bool
+    source: bytes | None
+    trees_checked_on: tuple[Status, ...]
+    trusted_keys: tuple[str, ...]
+
+    def __init__(self, problem: Problem, key: str, path: Path, trusted, clock: Clock, *, jit: bool,
+                 call_seconds: float, memory_mib: int):
+        self.problem, self.key, self.path, self.trusted, self.clock = problem, key, path, trusted, clock
+        self.jit, self.call_seconds, self.memory_mib = jit, call_seconds, memory_mib
+        self.first: Worker | None = None
+
+    def receive(self, max_bytes: int, expect: str, worker: Worker | None = None):
+        """The graded module's next reply, within the limit for one call and the time left (a worker's
+        start, JAX's import, has an allowance of its own, within the time left). ``max_bytes`` is the bound
+        the request set for that reply: a result that lies about it (an array said to be too large to send
+        that fits) is a malformed answer, as the worker's pipe reader says of any other."""
+        remaining = self.clock.remaining()
+        if remaining <= 0:
+            raise StopGrading(self.clock.out_of_time())
+        worker = worker or self.first
+        reply = worker.receive(min(self.call_seconds, remaining), max_bytes, expect,
+                               ready_seconds=min(READY_SECONDS, max(remaining, 0.0)))
+        try:
+            return check_bound(reply, max_bytes)
+        except ProtocolError as exc:
+            raise self.malformed(str(exc), worker) from None
+
+    def malformed(self, why: str, worker: Worker | None = None) -> WorkerFailure:
+        """The failure of a worker whose answer was malformed (``why``)."""
+        return WorkerFailure("protocol", f"it sent a malformed answer ({why})")
+
+    def failure_outcome(self, name: str, args: dict, failure: WorkerFailure) -> Outcome:
+        """How a worker's failure reads as the outcome of the case ``name`` on ``args``."""
+        if failure.kind == "timeout":
+            if self.clock.remaining() <= 0:
+                return self.clock.out_of_time(args)
+            return Outcome(name, args, Status.TIMEOUT, f"your function did not return within "
+                                                        f"{self.call_seconds:g} s (the limit for one call); "
+                                                        f"is there an endless loop?")
+        if failure.kind == "memory":
+            return Outcome(name, args, Status.ERROR, f"your code exceeded the memory limit of {self.memory_mib} MiB "
+                                                     f"({failure.message})")
+        if failure.kind == "protocol":
+            return Outcome(name, args, Status.ERROR, f"the process running your code broke the grader's "
+                                                     f"protocol: {failure.message}")
+        if failure.kind == "isolation":
+            return Outcome(name, args, Status.ERROR, failure.message)
+        return Outcome(name, args, Status.ERROR, f"the process running your code stopped: {failure.message}")
+
+
+class LearnerWorkers(GradedSide):
+    """The worker that runs the learner's file, a second one where a batch is split, and their answers.
 
     State, all of it here: ``first`` (replaced by :meth:`restart` after a death partway through a batch),
     ``second``, ``fetches`` (batches on their way), ``memo`` (answers received ahead of need, by input digest),
-    ``loaded``, ``due_bound`` (a reply to :meth:`ask_values` not yet taken) and ``output_mark``. A trusted
-    module graded in the trusted worker (`grade check`'s variants) is ``shared``: it has no worker of its own.
+    ``loaded``, ``due_bound`` (a reply to :meth:`ask_values` not yet taken) and ``output_mark``.
     """
 
-    def __init__(self, problem: Problem, key: str, path: Path, trusted: Trusted, clock: Clock, *, jit: bool,
-                 call_seconds: float, memory_mib: int, launch: Launch | None):
-        self.problem, self.key, self.path, self.trusted, self.clock = problem, key, path, trusted, clock
-        self.jit, self.call_seconds, self.memory_mib, self.launch = jit, call_seconds, memory_mib, launch
-        self.shared = launch is None
-        self.source = b"" if self.shared else path.read_bytes()
-        self.first = trusted.start({key: path}) if self.shared else launch.learner
-        self.loaded = self.shared  # a trusted module is loaded with the trusted worker
+    shared = False
+    trees_checked_on = (Status.PASS, Status.FAIL, Status.ERROR)
+    trusted_keys = ()
+
+    def __init__(self, problem: Problem, key: str, path: Path, trusted, clock: Clock, *, jit: bool,
+                 call_seconds: float, memory_mib: int, launch: Launch):
+        super().__init__(problem, key, path, trusted, clock, jit=jit, call_seconds=call_seconds,
+                         memory_mib=memory_mib)
+        self.launch = launch
+        self.source = path.read_bytes()
+        self.first = launch.learner
+        self.loaded = False
         self.second: Worker | None = None
         self.fetches: list[Fetch] = []
-        self.memo: dict[str, Reply | WorkerFailure] = {}
+        self.memo: dict[str, Returned | WorkerFailure] = {}
         self.bound = 0  # the most bytes one answer of the current batches may carry
         self.due_bound: int | None = None
         self.values: dict | None = None  # the answer to ask_values, once taken
@@ -119,7 +188,7 @@ class LearnerWorkers:
         if self.loaded:
             return
         try:
-            reply = self.receive(0, "loaded")
+            reply = self.receive(0, "load")
         except WorkerFailure as failure:
             raise StopGrading(self.failure_outcome("loading your file", {}, failure)) from None
         if not reply.ok:
@@ -136,53 +205,14 @@ class LearnerWorkers:
         self.load()
         self.ready()
 
-    # -- replies -----------------------------------------------------------------------------------------
-
-    def receive(self, max_bytes: int, expect: str = "result", worker: Worker | None = None):
-        """The graded module's next reply, within the limit for one call and the time left (a worker's
-        start, JAX's import, has an allowance of its own, within the time left). ``max_bytes`` is the bound
-        the request set for that reply: a result that lies about it (an array said to be too large to send
-        that fits) is a malformed answer, as the worker's pipe reader says of any other."""
-        if self.shared:
-            self.trusted.acknowledge()
-        remaining = self.clock.remaining()
-        if remaining <= 0:
-            raise StopGrading(self.clock.out_of_time())
-        worker = worker or self.first
-        reply = worker.receive(min(self.call_seconds, remaining), max_bytes, expect,
-                               ready_seconds=min(READY_SECONDS, max(remaining, 0.0)))
-        try:
-            return check_bound(reply, max_bytes)
-        except ProtocolError as exc:
-            raise self.malformed(str(exc), worker) from None
-
     def malformed(self, why: str, worker: Worker | None = None) -> WorkerFailure:
         """The failure of a worker whose answer was malformed (``why``), the worker ended (``worker``, or, where
         it is not known which one sent it, both): what it sends after a forged answer cannot be told apart
-        from its answers. A shared worker runs trusted modules only, and is left to its owner."""
-        if not self.shared:
-            for one in [worker] if worker is not None else [self.first, self.second]:
-                if one is not None:
-                    one.kill()
-        return WorkerFailure("protocol", f"it sent a malformed answer ({why})")
-
-    def failure_outcome(self, name: str, args: dict, failure: WorkerFailure) -> Outcome:
-        """How a worker's failure reads as the outcome of the case ``name`` on ``args``."""
-        if failure.kind == "timeout":
-            if self.clock.remaining() <= 0:
-                return self.clock.out_of_time(args)
-            return Outcome(name, args, Status.TIMEOUT, f"your function did not return within "
-                                                        f"{self.call_seconds:g} s (the limit for one call); "
-                                                        f"is there an endless loop?")
-        if failure.kind == "memory":
-            return Outcome(name, args, Status.ERROR, f"your code exceeded the memory limit of {self.memory_mib} MiB "
-                                                     f"({failure.message})")
-        if failure.kind == "protocol":
-            return Outcome(name, args, Status.ERROR, f"the process running your code broke the grader's "
-                                                     f"protocol: {failure.message}")
-        if failure.kind == "isolation":
-            return Outcome(name, args, Status.ERROR, failure.message)
-        return Outcome(name, args, Status.ERROR, f"the process running your code stopped: {failure.message}")
+        from its answers."""
+        for one in [worker] if worker is not None else [self.first, self.second]:
+            if one is not None:
+                one.kill()
+        return super().malformed(why, worker)
 
     # -- batches -----------------------------------------------------------------------------------------
 
@@ -224,7 +254,7 @@ class LearnerWorkers:
         """Whether a batch still on its way holds the answer for the input of ``digest``."""
         return any(digest in f.pending for f in self.fetches)
 
-    def take(self, digest: str) -> Reply | WorkerFailure | None:
+    def take(self, digest: str) -> Returned | WorkerFailure | None:
         """The answer for the input of ``digest``, received now if a batch has it on its way (answers before
         it are kept); None where no batch holds it (a case outside them, or one a failed batch left)."""
         fetch = next((f for f in self.fetches if digest in f.pending), None)
@@ -239,6 +269,25 @@ class LearnerWorkers:
             del self.memo[digest]
         return found
 
+    def outputs(self, missing: list[tuple[str, dict]]) -> dict[str, np.ndarray]:
+        """The flat outputs on ``missing`` (digest, args) by digest, in one batch, split between two workers as
+        a grade's is (those a batch still brings, the second worker's from the grade, come from it). Where a
+        worker fails or the run's time is up, the rest are left out; no array came back for those not given."""
+        self.settle()
+        asked = [(d, a) for d, a in missing if not self.answer_due(d)]
+        if asked:
+            self.ask_batch(asked, split=all(self.trusted.cached("reference", a) is not None for _, a in asked))
+        found = {}
+        for d, _ in missing:
+            try:
+                answer = self.take(d)
+            except StopGrading:  # the run's time is up: the rest are left out
+                break
+            if (array := flat_array(answer)) is not None:
+                found[d] = array
+        self.cancel()
+        return found
+
     def _take_pending(self, fetch: Fetch, until: str) -> None:
         """Receive ``fetch``'s answers into ``memo``, up to the one for digest ``until``. What a second
         worker leaves unanswered (it cannot load the file, or dies) the first answers, case by case."""
@@ -248,7 +297,7 @@ class LearnerWorkers:
             digest = fetch.pending.pop(0)
             fetch.received += 1
             try:
-                self.memo[digest] = self.receive(fetch.bounds.get(digest, self.bound), worker=fetch.worker)
+                self.memo[digest] = self.receive(fetch.bounds.get(digest, self.bound), "batch", fetch.worker)
             except WorkerFailure as failure:
                 if fetch.worker is not self.first:  # the second worker: its cases are asked again one by one
                     self._drop(fetch)
@@ -268,7 +317,7 @@ class LearnerWorkers:
         try:
             if fetch.loading:
                 fetch.loading = False
-                if not self.receive(0, "loaded", fetch.worker).ok:
+                if not self.receive(0, "load", fetch.worker).ok:
                     raise WorkerFailure("crash", "the second worker could not load the file")
         except WorkerFailure:
             self._drop(fetch)
@@ -299,27 +348,31 @@ class LearnerWorkers:
 
     # -- single requests ---------------------------------------------------------------------------------
 
-    def ask(self, header: dict, arrays: list = ()) -> None:
+    def ask(self, request: operations.Request) -> None:
         """Send one request to the first worker, once it is free: its batch stopped, a due reply taken (the
         second worker goes on with its own)."""
         self.cancel(only=self.first)
         self.settle()
-        self.first.request(header, list(arrays))
+        self.first.request(*request)
 
     def call(self, args: dict) -> None:
         """Ask for the answer on ``args`` alone; :meth:`receive` takes it."""
-        self.ask(*call_request(self.problem, self.key, args, self.jit))
+        self.ask(call_request(self.problem, self.key, args, self.jit))
 
-    def ask_values(self, args: dict) -> None:
+    def ask_reference(self, args: dict) -> Callable[[], np.ndarray]:
+        """Ask the reference for its output on ``args``, computed in its worker while the learner's call runs
+        in this one; the function returned takes it once the learner's answer has come."""
+        self.trusted.request("reference", args)
+        return partial(self.trusted.collect, "reference", args)
+
+    def ask_values(self, args: dict) -> bool:
         """Start the first worker finding the initial values of its parameters on ``args``; its reply stays
-        due (any other request first takes it: :meth:`settle`) until :meth:`take_values`."""
-        if self.shared:
-            return
+        due (any other request first takes it: :meth:`settle`) until :meth:`take_values`. True: the learner's
+        code reports its values."""
         self.ready()
-        arrays: list = []
-        self.ask({"op": "params", "values": True, "key": self.key,
-                  "args": kinds.encode(self.problem.args, args, arrays)}, arrays)
+        self.ask(operations.params(self.key, self.problem.args, args, values=True))
         self.due_bound = VALUES_BYTES
+        return True
 
     def bound_values(self, reference: dict) -> None:
         """The values due may take twice the bytes of the reference's (``{path: array}``), where it has some."""
@@ -342,26 +395,26 @@ class LearnerWorkers:
         values, self.values = self.values, None
         return values
 
-    def ask_tree(self, entries: list, arrays: list) -> None:
-        """Ask for the shapes of the graded module's parameter tree; :meth:`receive` with "params" takes it."""
-        self.ask({"op": "params", "key": self.key, "args": entries}, arrays)
+    def ask_tree(self, args: dict) -> Worker:
+        """Ask for the shapes of the graded module's parameter tree on ``args``; :meth:`receive` from the worker
+        returned, with "params", takes it."""
+        self.ask(operations.params(self.key, self.problem.args, args))
+        return self.first
 
     def mark_output(self) -> None:
         """From here on, what the learner's code prints is not the graded case's: a mark in its output says
         where that begins (:meth:`close` leaves the rest out). Nothing is marked where the worker fails."""
         token = f"\n[grader mark {secrets.token_hex(16)}]\n"
         try:
-            self.ask({"op": "mark", "text": token})
+            self.ask(operations.mark(token))
             self.receive(0, "mark")
             self.output_mark = token
         except WorkerFailure:
             pass
 
     def close(self) -> str:
-        """End the workers (not a shared one); what the learner's code printed (up to the mark, where
-        :meth:`mark_output` made one)."""
-        if self.shared:
-            return ""
+        """End the workers; what the learner's code printed (up to the mark, where :meth:`mark_output` made
+        one)."""
         for worker in (self.first, self.second):
             if self._answering(worker):  # busy: a request to quit would wait for its batch
                 worker.kill()
@@ -374,12 +427,11 @@ class LearnerWorkers:
         if self.second is not None:
             self.second.close()
             if self.second.output.text().strip():
-                printed += ("\n[printed by a second process, which ran your file on some of the inputs]\n"
-                            + self.second.output.text())
+                printed += f"\n{SECOND_PROCESS}\n" + self.second.output.text()
         return printed
 
 
-def flat_array(answer: Reply | WorkerFailure | None) -> np.ndarray | None:
+def flat_array(answer: Returned | WorkerFailure | None) -> np.ndarray | None:
     """The flat output an answer holds, if it holds one."""
     if answer is None or isinstance(answer, WorkerFailure) or not answer.ok or answer.result.array is None:
         return None
@@ -388,7 +440,7 @@ def flat_array(answer: Reply | WorkerFailure | None) -> np.ndarray | None:
 
 def error_message(err: dict) -> str:
     """What a learner's error (a worker's error reply) reads as."""
-    from grader.problem.problems import relative
+    from grader.problem.checkout import relative
 
     where = relative(err["file"]) if err.get("file") else "your file"
     if err.get("line"):

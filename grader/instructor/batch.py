@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import json
 import os
 import shutil
 import signal
@@ -45,7 +44,10 @@ from grader.commands.graded import Graded, grade, grade_argv, run_command
 from grader.core import exits
 from grader.core.cut import cut
 from grader.core.exits import Exit
+from grader.core.verdict_report import Report
+from grader.core.verdict import Status
 from grader.problem import problems
+from grader.problem import checkout
 from grader.core.submission import Refused, hidden_with, private_copy, shown
 
 COLUMNS = ("student", "file", "status", "score", "pitfall", "message", "duration_s")
@@ -163,39 +165,26 @@ def outcome(slug: str, sub: Submission, graded: Graded | None, limit: float,
             copy: Path | None = None) -> tuple[Row, str]:
     """The gradebook's row and the verdict file's text for a submission (``graded`` None: not graded), which
     name the student's file where the verdict names the private ``copy`` it was graded from."""
-    from grader.render import report
-
     if graded is None:
-        return verdict_row(sub, report.not_graded(slug, "error", sub.missing or "not graded"), 0.0)
+        return verdict_row(sub, Report.not_graded(slug, Status.ERROR, sub.missing or "not graded"), 0.0)
     done = graded.done
     if graded.verdict is not None:
-        return verdict_row(sub, renamed(graded.verdict, str(copy.resolve()), shown(sub.file)) if copy else graded.verdict,
-                           done.seconds)
+        verdict = graded.verdict
+        if copy is not None:
+            old, new = str(copy.resolve()), shown(sub.file)
+            verdict = verdict.map_text(lambda text: text.replace(old, new))
+        return verdict_row(sub, verdict, done.seconds)
     if done.timed_out:
-        why = report.not_graded(slug, "timeout", f"grading did not end within {limit:.0f} s, so the batch stopped it")
+        why = Report.not_graded(slug, Status.TIMEOUT, f"grading did not end within {limit:.0f} s, so the batch stopped it")
     else:
-        why = report.not_graded(slug, "error", graded.why_not())
+        why = Report.not_graded(slug, Status.ERROR, graded.why_not())
     return verdict_row(sub, why, done.seconds)
 
 
-def verdict_row(sub: Submission, verdict: dict, seconds: float) -> tuple[Row, str]:
-    pitfall = verdict.get("pitfall")
-    status = str(verdict["status"])
-    row = Row(sub.student, shown(sub.file), status, int(status == "pass"),
-              pitfall.get("id", "") if isinstance(pitfall, dict) else "",
-              one_line(str(verdict.get("message", "")), MESSAGE_CAP), round(seconds, 2))
-    return row, json.dumps(verdict) + "\n"
-
-
-def renamed(value, old: str, new: str):
-    """``value`` (a verdict's JSON object) with the path ``old`` written as ``new`` in every string."""
-    if isinstance(value, str):
-        return value.replace(old, new)
-    if isinstance(value, list):
-        return [renamed(v, old, new) for v in value]
-    if isinstance(value, dict):
-        return {k: renamed(v, old, new) for k, v in value.items()}
-    return value
+def verdict_row(sub: Submission, verdict: Report, seconds: float) -> tuple[Row, str]:
+    row = Row(sub.student, shown(sub.file), verdict.status.value, int(verdict.passed),
+              verdict.pitfall.id if verdict.pitfall else "", one_line(verdict.message, MESSAGE_CAP), round(seconds, 2))
+    return row, verdict.to_json() + "\n"
 
 
 def one_line(text: str, cap: int) -> str:
@@ -353,7 +342,7 @@ def main(argv: list[str]) -> int:
                             ("--memory-mib", args.memory_mib)):
             if value is not None and not value > 0:
                 raise problems.UsageError(f"{flag} must be positive, got {value}")
-        problem = problems.load(problems.find_root(), args.problem)
+        problem = problems.load(checkout.find_root(), args.problem)
         subs, skipped = collect(problem.slug, args.submissions, out)
         book = Gradebook(out, [s.student for s in subs])
         book.claim(args.force)
@@ -460,8 +449,8 @@ def grading_env(problem: problems.Problem, subs: list[Submission], book: Gradebo
     and (outside a handout) the instructor's own inputs drawn too."""
     env = hidden_with(dict(os.environ), class_folders(subs, problem.root) + [book.folder])
     if not problem.handout:  # the class is graded on inputs no handout recorded, too
-        problems.ensure_secret(problem.root)
-        env[problems.SECRET_VARIABLE] = "1"
+        checkout.ensure_secret(problem.root)
+        env[checkout.SECRET_VARIABLE] = "1"
     return env
 
 

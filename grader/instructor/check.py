@@ -15,7 +15,6 @@ import ast
 import copy
 import json
 import os
-import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -25,13 +24,13 @@ from pathlib import Path
 import numpy as np
 
 from grader.core.exits import Exit, usage_error
-from grader.core.launch import python_command
 from grader.commands import learner
 from grader.core import kinds
 from grader.core.compare import same_values
-from grader.explain import diagnosis
+from grader.explain import diagnosis, ids
 from grader.instructor import new
 from grader.problem import problems, variant
+from grader.problem import checkout
 from grader.grading.engine import DRAW_SEED, Options, grade, run_generated
 from grader.problem.cases import case_from_json, case_to_json
 from grader.grading.trusted import ReferenceError, Trusted
@@ -73,7 +72,7 @@ def check_metadata(problem: problems.Problem) -> list[Row]:
     names = list(problem.args)
     files = {"statement": problem.folder / "README.md", "stub": problem.stub, "strategies": problem.folder / "strategies.py",
              "reference": problem.reference}
-    missing = [f"{k} ({problems.relative(p)})" for k, p in files.items() if not p.is_file()]
+    missing = [f"{k} ({checkout.relative(p)})" for k, p in files.items() if not p.is_file()]
     row("files", not missing, "missing: " + ", ".join(missing) if missing else "statement, stub, strategies, reference")
     if missing:
         return rows
@@ -111,6 +110,8 @@ def check_metadata(problem: problems.Problem) -> list[Row]:
             if bad:
                 row(f"{kind[:-1]} {name}", False, "needs the entry function with the problem's signature"
                     + (" and a MESSAGE" if kind == "pitfalls" else ""))
+    for name, said in ids.unknown_diagnoses(problem).items():  # a citation no relation gives never matches
+        row(f"pitfall {name}", False, said)
     return rows
 
 
@@ -158,7 +159,7 @@ def authoring_left(problem: problems.Problem) -> list[str]:
                     continue
                 marked = [str(i) for i, line in enumerate(lines, 1) if new.MARKER in line]
                 if marked:
-                    left.append(f"{problems.relative(path)} (line{'s' if len(marked) > 1 else ''} {', '.join(marked)})")
+                    left.append(f"{checkout.relative(path)} (line{'s' if len(marked) > 1 else ''} {', '.join(marked)})")
     return left
 
 
@@ -188,7 +189,7 @@ def check_outputs(problem: problems.Problem, trusted: Trusted, update_golden: bo
         path.write_text(json.dumps(golden, indent=1) + "\n")
     if not path.is_file():
         rows.append(Row(problem.slug, "golden outputs", False,
-                        f"no {problems.relative(path)}; write it with `grade check {problem.slug} --update-golden`"))
+                        f"no {checkout.relative(path)}; write it with `grade check {problem.slug} --update-golden`"))
         return rows
     bad, stale = [], set()
     for entry in json.loads(path.read_text()):
@@ -414,26 +415,35 @@ def check_in_parallel(root: Path, slugs: list[str], update_golden: bool, env: di
     """Each problem of the checkout ``root`` in a `grade check <slug> --json` process of its own (with
     ``env``, if given), as many at once as there are cores, the longest first; the rows come back in the
     order of ``slugs``. ``progress(text)``, when given, hears of each problem as it is done."""
+    import threading
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
+    from grader.commands import graded
+
+    stop = threading.Event()  # set when this process is interrupted: each check then ends too
+
     def one(slug: str) -> list[Row]:
-        cmd = [*python_command("grader.cli"), "check", slug, "--json"] + (["--update-golden"] if update_golden else [])
-        done = subprocess.run(cmd, capture_output=True, text=True, cwd=root, env=env)
+        argv = graded.command("check", slug, "--json", *(["--update-golden"] if update_golden else []))
+        done = graded.run_command(argv, float("inf"), stop, env, root)
         try:
             return [Row(**row) for row in json.loads(done.stdout)]
         except (ValueError, TypeError):
-            return [Row(slug, "check", False, f"the check itself failed: {done.stderr.strip()[-500:]}")]
+            said = done.stderr.decode(errors="replace").strip()[-500:]
+            return [Row(slug, "check", False, f"the check itself failed: {said}")]
 
     with ThreadPoolExecutor(max_workers=max(1, min(len(slugs), os.cpu_count() or 1))) as pool:
-        started = {slug: pool.submit(one, slug) for slug in sorted(slugs, key=partial(cost, root), reverse=True)}
-        if progress is not None:
-            begun = time.monotonic()
-            for done, future in enumerate(as_completed(started.values()), 1):
-                slug = next(s for s, f in started.items() if f is future)
-                failed = sum(not r.ok for r in future.result())
-                progress(f"{done} of {len(slugs)} problem{'s' * (len(slugs) > 1)} checked in {time.monotonic() - begun:.0f} s "
-                         f"({slug}: {f'{failed} failed' if failed else 'ok'})")
-        return [row for slug in slugs for row in started[slug].result()]
+        try:
+            started = {slug: pool.submit(one, slug) for slug in sorted(slugs, key=partial(cost, root), reverse=True)}
+            if progress is not None:
+                begun = time.monotonic()
+                for done, future in enumerate(as_completed(started.values()), 1):
+                    slug = next(s for s, f in started.items() if f is future)
+                    failed = sum(not r.ok for r in future.result())
+                    progress(f"{done} of {len(slugs)} problem{'s' * (len(slugs) > 1)} checked in "
+                             f"{time.monotonic() - begun:.0f} s ({slug}: {f'{failed} failed' if failed else 'ok'})")
+            return [row for slug in slugs for row in started[slug].result()]
+        finally:
+            stop.set()
 
 
 def cost(root: Path, slug: str) -> float:
@@ -462,8 +472,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true", help="print the rows as one JSON list")
     args = parser.parse_args(argv)
     try:
-        root = problems.find_checkout("`grade check`")
-        slugs = [problems.load(root, args.problem).slug] if args.problem else problems.slugs(root)
+        root = checkout.find_checkout("`grade check`")
+        slugs = [problems.load(root, args.problem).slug] if args.problem else checkout.slugs(root)
     except (problems.UsageError, problems.ProblemError) as exc:
         return usage_error(str(exc))
     progress = terminal_progress() if sys.stderr.isatty() else None

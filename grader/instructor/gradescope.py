@@ -33,8 +33,10 @@ from pathlib import Path
 
 from grader.core.exits import Exit, usage_error
 from grader.commands import graded as graded_mod
-from grader.problem import pristine, problems
-from grader.render import formats, report
+from grader.core.verdict_report import Report
+from grader.core.verdict import Status
+from grader.problem import checkout, pristine, problems
+from grader.render import formats
 from grader.core import submission as submission_mod
 
 CONFIG = "gradescope.json"  # at the zip's root: the problems, their points, visibility, the user to grade as
@@ -134,7 +136,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--force", action="store_true", help="replace the output file if it exists")
     args = parser.parse_args(argv)
     try:
-        root = problems.find_checkout("`grade gradescope`")
+        root = checkout.find_checkout("`grade gradescope`")
         slugs = list(dict.fromkeys(problems.load(root, slug).slug for slug in args.problems))
         if not (args.points > 0 and args.points < float("inf")):
             raise problems.UsageError(f"--points must be a positive number, not {args.points:g}")
@@ -144,7 +146,7 @@ def main(argv: list[str]) -> int:
             raise problems.UsageError(f"{args.output} is a folder, not a zip file")
         if args.output.exists() and not args.force:
             raise problems.UsageError(f"{args.output} exists; pass --force to replace it")
-        stubs = pristine.handed_out(root, slugs, problems.cache_folder(root),
+        stubs = pristine.handed_out(root, slugs, checkout.cache_folder(root),
                                     lambda sentence: print(f"grade gradescope: {sentence}", file=sys.stderr))
     except (problems.UsageError, problems.ProblemError, ValueError) as exc:
         return usage_error(str(exc))
@@ -160,12 +162,12 @@ def build(root: Path, config: dict, output: Path, stubs: dict[str, bytes] | None
     """Write the autograder zip for ``config`` from the checkout ``root`` to ``output`` (atomically), each
     problem's stub the untouched one (``stubs``: see :func:`grader.problem.pristine.handed_out`), also kept
     where the grader reads a stub's parts from; the names it holds."""
-    stubs = stubs or pristine.handed_out(root, config["problems"], problems.cache_folder(root))
+    stubs = stubs or pristine.handed_out(root, config["problems"], checkout.cache_folder(root))
     files = {"setup.sh": SETUP.encode(), "run_autograder": RUN.encode(),
              CONFIG: (json.dumps(config) + "\n").encode()}  # one line: setup.sh reads it with sed
     for name in PROJECT_FILES:
         files[name] = (root / name).read_bytes()
-    secret = problems.ensure_secret(root)  # the course's own: students' inputs no handout holds
+    secret = checkout.ensure_secret(root)  # the course's own: students' inputs no handout holds
     files[secret.relative_to(root).as_posix()] = secret.read_bytes()
     folders = [root / "grader"] + [root / side / slug for slug in config["problems"]
                                    for side in ("problems", "solutions")]
@@ -206,7 +208,7 @@ def autograde(argv: list[str]) -> int:
     slugs, points = config["problems"], float(config["points"])
     settings = {"visibility": config.get("visibility", "visible")}
     started = time.monotonic()
-    verdicts = [report.not_graded(slug, "error", "Not graded: the autograder stopped before it reached this "
+    verdicts = [Report.not_graded(slug, Status.ERROR, "Not graded: the autograder stopped before it reached this "
                               "problem (most likely it ran out of time). This is not a problem with your "
                               "code: please tell your instructor.") for slug in slugs]
     write_results(results, formats.gradescope(verdicts, points, **settings))
@@ -216,7 +218,7 @@ def autograde(argv: list[str]) -> int:
             verdicts[i] = grade_one(slug, grade, source, root / "submission", env)
         except Exception as exc:  # noqa: BLE001 - whatever breaks, the student gets a results.json
             print(f"{slug}: the autograder broke: {type(exc).__name__}: {exc}")
-            verdicts[i] = report.not_graded(slug, "error", BROKEN.format(f"{type(exc).__name__} in the autograder"))
+            verdicts[i] = Report.not_graded(slug, Status.ERROR, BROKEN.format(f"{type(exc).__name__} in the autograder"))
         write_results(results, formats.gradescope(verdicts, points, execution_time=time.monotonic() - started,
                                                   **settings))
     stop_zygote(venv, source, env)
@@ -224,13 +226,13 @@ def autograde(argv: list[str]) -> int:
     return Exit.OK
 
 
-def grade_one(slug: str, grade: Path, source: Path, submission: Path, env: dict) -> dict:
-    """The verdict (an object of grader.render.report.SCHEMA) of ``<slug>.py`` in ``submission``; for a file
-    that is missing or a grading that breaks, one that says so (see :func:`grader.render.report.not_graded`)."""
+def grade_one(slug: str, grade: Path, source: Path, submission: Path, env: dict) -> Report:
+    """The report of ``<slug>.py`` in ``submission``; for a file that is missing or a grading that breaks,
+    one that says so (see :meth:`grader.core.verdict_report.Report.not_graded`)."""
     found = submitted_file(submission, slug)
     if isinstance(found, str):
         print(f"{slug}: {found}")
-        return report.not_graded(slug, "not_started", found)
+        return Report.not_graded(slug, Status.NOT_STARTED, found)
     # Graded from a copy, read as a submission (no link followed, bounded), in a folder of its own; the
     # upload and the results are hidden from learner code.
     print(f"{slug}: {found}", flush=True)
@@ -239,12 +241,12 @@ def grade_one(slug: str, grade: Path, source: Path, submission: Path, env: dict)
             copy = submission_mod.private_copy(found, submission, Path(copies) / "submission", f"{slug}.py")
         except submission_mod.Refused as exc:
             print(f"{slug}: {exc}")
-            return report.not_graded(slug, "error", f"Your {slug}.py was not graded: {exc}.")
+            return Report.not_graded(slug, Status.ERROR, f"Your {slug}.py was not graded: {exc}.")
         env = submission_mod.hidden_with(env, [submission, submission.parent / "results"])
         return run_grade(slug, grade, source, copy, env)
 
 
-def run_grade(slug: str, grade: Path, source: Path, file: Path, env: dict) -> dict:
+def run_grade(slug: str, grade: Path, source: Path, file: Path, env: dict) -> Report:
     """The verdict of `grade <slug> --file <file> --json`, or one that says why there is none."""
     command = graded_mod.grade_argv(slug, file, program=[str(grade)])
     print(f"{slug}: {' '.join(command)}", flush=True)
@@ -252,16 +254,16 @@ def run_grade(slug: str, grade: Path, source: Path, file: Path, env: dict) -> di
         graded = graded_mod.grade(command, GRADE_TIMEOUT, env=env, cwd=source)
     except OSError as exc:
         print(f"{slug}: grade did not start: {exc}")
-        return report.not_graded(slug, "error", BROKEN.format("the grader did not start"))
+        return Report.not_graded(slug, Status.ERROR, BROKEN.format("the grader did not start"))
     done = graded.done
     if done.stderr.strip():
         print(f"{slug}: grade's stderr:\n{done.stderr.decode(errors='replace').strip()}")
     if not graded.graded:  # a usage error or a broken problem: the instructor's to fix
         print(f"{slug}: no verdict: {graded.why_not()}; its output:\n{done.stdout.decode(errors='replace')[-4000:]}")
-        return report.not_graded(slug, "error", BROKEN.format(graded.why_not(said=False)))
+        return Report.not_graded(slug, Status.ERROR, BROKEN.format(graded.why_not(said=False)))
     verdict = graded.verdict
-    print(f"{slug}: {verdict['status']} in {verdict.get('duration_s')} s (learner code confined: "
-          f"{verdict.get('isolation')}): {verdict.get('message')}", flush=True)
+    print(f"{slug}: {verdict.status} in {verdict.duration_s} s (learner code confined: "
+          f"{verdict.isolation}): {verdict.message}", flush=True)
     return verdict
 
 
@@ -286,18 +288,18 @@ def grading_env(user: str) -> dict:
     """The environment of the gradings. Where this process is root (on Gradescope) and the kernel refuses
     the namespaces that confine learner code, the grader stays root and learner code runs as an
     unprivileged user (a user of its own per worker, else ``user``, the one setup.sh made; see
-    :mod:`grader.sandbox.pool`): it then cannot signal, trace or read the grader, nor write the results;
+    :mod:`grader.sandbox.users`): it then cannot signal, trace or read the grader, nor write the results;
     what gives the answers away (``solutions/``, the caches) and the upload are withheld from other users
-    before it starts (:func:`grader.sandbox.pool.withhold`), and it gets its source from the grader."""
-    env = dict(os.environ, **{problems.SECRET_VARIABLE: "1"})  # the inputs no handout recorded, too
+    before it starts (:func:`grader.sandbox.users.withhold`), and it gets its source from the grader."""
+    env = dict(os.environ, **{checkout.SECRET_VARIABLE: "1"})  # the inputs no handout recorded, too
     return dict(env, GRADE_LEARNER_USER=user) if user else env
 
 
 def stop_zygote(venv: Path, source: Path, env: dict) -> None:
     """Stop the process the gradings forked their workers from, which would wait for a next run that
     never comes."""
-    code = ("from pathlib import Path; from grader.problem import problems; from grader.sandbox import zygote; "
-            "zygote.stop(problems.cache_folder(Path.cwd()))")
+    code = ("from pathlib import Path; from grader.problem import checkout; from grader.sandbox import zygote; "
+            "zygote.stop(checkout.cache_folder(Path.cwd()))")
     try:
         subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=source, timeout=60, env=env,
                        stdin=subprocess.DEVNULL, check=False)

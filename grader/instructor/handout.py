@@ -30,7 +30,7 @@ import numpy as np
 
 from grader.core.exits import Exit, usage_error
 from grader.core import kinds
-from grader.problem import pristine, problems
+from grader.problem import checkout, pristine, problems
 from grader.problem.problems import Problem
 from grader.grading.recorded import FORMAT, RECORD, case_size
 from grader.commands.learner import HANDOUT_PART_NOTE
@@ -153,7 +153,7 @@ def write(root: Path, out: Path, slugs: list[str], say=lambda text: None,
           stubs: dict[str, bytes] | None = None) -> None:
     """Write the handout of ``slugs`` from the checkout ``root`` into the new folder ``out``, each problem's
     stub the untouched one (``stubs``, as :func:`grader.problem.pristine.handed_out` finds them)."""
-    stubs = stubs or pristine.handed_out(root, slugs, problems.cache_folder(root))
+    stubs = stubs or pristine.handed_out(root, slugs, checkout.cache_folder(root))
     staging = out.with_name(out.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -187,11 +187,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("problems", nargs="*", help="the problems to include (default: all)")
     args = parser.parse_args(argv)
     try:
-        root = problems.find_checkout("`grade handout`")
-        slugs = [problems.load(root, slug).slug for slug in args.problems] or problems.slugs(root)
+        root = checkout.find_checkout("`grade handout`")
+        slugs = [problems.load(root, slug).slug for slug in args.problems] or checkout.slugs(root)
         if args.folder.exists():
             raise problems.UsageError(f"{args.folder} exists; a handout is written to a new folder")
-        stubs = pristine.handed_out(root, slugs, problems.cache_folder(root),
+        stubs = pristine.handed_out(root, slugs, checkout.cache_folder(root),
                                     lambda sentence: print(f"grade handout: {sentence}", file=sys.stderr))
     except (problems.UsageError, problems.ProblemError, ValueError) as exc:
         return usage_error(str(exc))

@@ -12,6 +12,7 @@ import keyword
 
 from grader.core.exits import Exit, usage_error
 from grader.problem import problems
+from grader.problem import checkout
 
 MARKER = "TODO(author)"
 
@@ -214,7 +215,7 @@ def main(argv: list[str]) -> int:
         return usage_error(f"{slug!r} cannot be a problem's name: use lower case letters, digits and _, "
                            "starting with a letter (it is also the module's and the function's name)")
     try:
-        root = problems.find_root()
+        root = checkout.find_root()
     except problems.UsageError as exc:
         return usage_error(str(exc))
     taken = [f"{part}/{slug}" for part in ("problems", "solutions") if (root / part / slug).exists()]

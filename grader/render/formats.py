@@ -1,31 +1,38 @@
-"""Verdicts in the formats other platforms read: exercism's test-runner results and Gradescope's.
+"""The output formats of a verdict, one table: :data:`FORMATS` maps each name `grade --format` takes to the
+function of the typed report (:class:`~grader.core.verdict_report.Report`) that writes it, and says whether it is
+printed or written to a file. A new format is one function and one row. The command line reads the table
+before its workers start, so this module imports nothing heavy until a format is written.
 
-Both functions are pure: the objects `grade <problem> --json` prints (:data:`grader.render.report.SCHEMA`) in,
-the platform's ``results.json`` object out; nothing is read, run or written here.
-
+- ``text``: the report (:mod:`grader.render.text`); ``json``: the one object of
+  :data:`grader.core.verdict_report.SCHEMA`.
 - :func:`exercism`: exercism's test-runner interface, version 3. Each check of the verdict is a test, in
   the verdict's order (the order the grader ran them). A kata is one task (its stub's TODO), so every
   test links to task 1.
 - :func:`gradescope`: Gradescope's autograder results. Each problem is worth ``points``, all or nothing
   on its verdict (the checks are not independent: a run stops at its first failure); its checks follow
-  it as 0-point entries, passed or failed, for feedback.
+  it as 0-point entries, passed or failed, for feedback. The autograder (:mod:`grader.instructor.gradescope`)
+  writes it for every problem of a submission; the table's row, for one.
 
-Everything that came from learner code (printed output, exception messages) is shown as text: control
-characters written out (:func:`grader.render.text.shown`), and Gradescope told to show every string as plain
-text, never as HTML or Markdown.
+The platforms' results are pure functions of reports as `grade <problem> --json` carries them
+(:meth:`~grader.core.verdict_report.Report.wire`); nothing is read, run or written here. Everything that came from
+learner code (printed output, exception messages) is shown as text: control characters written out
+(:func:`grader.render.text.shown`), and Gradescope told to show every string as plain text, never as HTML
+or Markdown.
 """
 
 from __future__ import annotations
 
+import json
 import math
-import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from dataclasses import replace
+from grader.core.cut import cut, cut_middle
+from grader.core.verdict import Check, Status
 
-from grader.core.cut import cut
-from grader.core.verdict import Status
-from grader.render import text
-from grader.render.text import LINE_CAP, cap, shown
+if TYPE_CHECKING:
+    from grader.core.verdict_report import Report
 
 EXERCISM_VERSION = 3
 OUTPUT_LIMIT = 500  # characters of a test's output, exercism's limit (the note included)
@@ -34,15 +41,13 @@ MESSAGE_LIMIT = 65535  # characters of exercism's top-level message
 TEST_CODE_LIMIT = 4000  # characters of a call written out with its arrays; longer ones keep the summary
 PRINTED_LINES = 40  # lines of printed output a Gradescope entry shows (the last ones)
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
-ERRED = {Status.ERROR.value, Status.TIMEOUT.value, Status.NOT_STARTED.value}  # no value came back
-# The grader's own line between what the learner's two processes printed (grader.grading.engine): not the learner's.
-_SECOND_PROCESS = re.compile(r"^\[printed by a second process[^\]\n]*\]$\n?", re.MULTILINE)
+ERRED = {Status.ERROR, Status.TIMEOUT, Status.NOT_STARTED}  # no value came back
 
 
 # -- exercism -------------------------------------------------------------------------------------------
 
-def exercism(verdict: dict, solution_dir: str | None = None) -> dict:
-    """exercism's ``results.json`` (version 3) for one verdict of ``grade <problem> --json``.
+def exercism(report: Report, solution_dir: str | None = None) -> dict:
+    """exercism's ``results.json`` (version 3) for one report of ``grade <problem> --json``.
 
     Statuses: a check that passed (or only warned) is ``pass``, one whose output was wrong is ``fail``,
     and one where no value came back (an exception, a time limit, the untouched stub) is ``error``. The
@@ -53,24 +58,21 @@ def exercism(verdict: dict, solution_dir: str | None = None) -> dict:
     ``solution_dir`` (else the folder of the file an exception came from) is written ``<solution-dir>``
     in messages, as exercism asks.
     """
-    status = verdict.get("status")
-    checks = verdict.get("checks") or []
-    stop = _stopping_check(verdict)
+    stop = _stopping_check(report)
     tests = []
-    for i, check in enumerate(checks):
-        test = {"name": check["name"], "status": _exercism_status(check["status"]), "task_id": 1}
+    for i, check in enumerate(report.checks):
+        test = {"name": check.name, "status": _exercism_status(check.status), "task_id": 1}
         if i == stop:
-            test["message"] = describe(verdict, printed=False)
-            code = test_code(verdict)
+            test["message"] = describe(report, printed=False)
+            code = test_code(report)
             if code:
                 test["test_code"] = code
-        elif check["status"] != Status.PASS.value:
+        elif check.status != Status.PASS:
             test["message"] = _check_message(check)
         tests.append(test)
-    printed = _printed(verdict.get("output") or "")
-    if printed and tests:
-        tests[stop if stop is not None else 0]["output"] = truncate_output(printed)
-    if status == Status.PASS.value:
+    if report.printed and tests:
+        tests[stop if stop is not None else 0]["output"] = truncate_output(report.printed)
+    if report.status == Status.PASS:
         overall = "pass"
     elif all(t["status"] == "error" for t in tests):
         overall = "error"
@@ -78,14 +80,14 @@ def exercism(verdict: dict, solution_dir: str | None = None) -> dict:
         overall = "fail"
     results = {"version": EXERCISM_VERSION, "status": overall}
     if overall == "error":
-        results["message"] = cap(describe(verdict), MESSAGE_LIMIT)
+        results["message"] = cut_middle(describe(report), MESSAGE_LIMIT)
     results["tests"] = tests
-    folder = solution_dir or _learner_folder(verdict)
+    folder = solution_dir or _learner_folder(report)
     return _relative(results, folder) if folder else results
 
 
-def _exercism_status(status: str) -> str:
-    if status in (Status.PASS.value, Status.WARN.value):
+def _exercism_status(status: Status) -> str:
+    if status in (Status.PASS, Status.WARN):
         return "pass"
     return "error" if status in ERRED else "fail"
 
@@ -95,9 +97,9 @@ def truncate_output(text: str) -> str:
     return cut(text.strip(), OUTPUT_LIMIT, "\n" + TRUNCATED)
 
 
-def _learner_folder(verdict: dict) -> str | None:
-    error = (verdict.get("counterexample") or {}).get("error") or {}
-    path = error.get("file") or ""
+def _learner_folder(report: Report) -> str | None:
+    error = report.counterexample.error if report.counterexample else None
+    path = (error.file if error else None) or ""
     return path.rsplit("/", 1)[0] if path.startswith("/") and "/" in path[1:] else None
 
 
@@ -113,9 +115,9 @@ def _relative(value, folder: str):
 
 # -- Gradescope -----------------------------------------------------------------------------------------
 
-def gradescope(verdicts: list[dict], points: float = 1.0, *, visibility: str = "visible",
+def gradescope(reports: list[Report], points: float = 1.0, *, visibility: str = "visible",
                stdout_visibility: str = "hidden", execution_time: float | None = None) -> dict:
-    """Gradescope's ``results.json`` for the verdicts of one submission, one per problem.
+    """Gradescope's ``results.json`` for the reports of one submission, one per problem.
 
     Each problem is an entry worth ``points``: all of them for a PASS, none otherwise, its output the
     verdict explained (what :func:`describe` writes); each of its checks follows as an entry worth 0,
@@ -124,33 +126,35 @@ def gradescope(verdicts: list[dict], points: float = 1.0, *, visibility: str = "
     applies to every entry; ``stdout_visibility`` to what ``run_autograder`` printed (the instructors'
     log). ``execution_time`` defaults to the sum of the gradings' durations.
     """
+    from grader.render import text
+
     for name, value in (("visibility", visibility), ("stdout_visibility", stdout_visibility)):
         if value not in VISIBILITIES:
             raise ValueError(f"{name} must be one of {', '.join(VISIBILITIES)}, not {value!r}")
     if not (isinstance(points, (int, float)) and math.isfinite(points) and points > 0):
         raise ValueError(f"points must be a positive number, not {points!r}")
     tests, lines, extra = [], [], {}
-    for verdict in verdicts:
-        slug, status = verdict.get("problem") or "?", verdict.get("status")
-        earned = float(points) if status == Status.PASS.value else 0.0
+    for report in reports:
+        slug = report.problem or "?"
+        earned = float(points) if report.status == Status.PASS else 0.0
         tests.append({"name": slug, "score": earned, "max_score": float(points),
-                      "status": "passed" if earned else "failed", "output": describe(verdict),
+                      "status": "passed" if earned else "failed", "output": describe(report),
                       "visibility": visibility})
-        for check in verdict.get("checks") or []:
-            ok = check["status"] in (Status.PASS.value, Status.WARN.value)
-            tests.append({"name": f"{slug}: {shown(check['name'], LINE_CAP)}", "score": 0.0, "max_score": 0.0,
+        for check in report.checks:
+            ok = check.status in (Status.PASS, Status.WARN)
+            tests.append({"name": f"{slug}: {text.shown(check.name, text.LINE_CAP)}", "score": 0.0, "max_score": 0.0,
                           "status": "passed" if ok else "failed", "output": _check_message(check),
                           "visibility": visibility})
-        lines.append(f"{slug}: {text.headline(verdict, text.PLATFORM, LINE_CAP)} ({_number(earned)}/{_number(points)})")
-        extra[slug] = {"status": status, "isolation": verdict.get("isolation"),
-                       "duration_s": verdict.get("duration_s")}
+        lines.append(f"{slug}: {text.headline(report, text.PLATFORM, text.LINE_CAP)} ({_number(earned)}/{_number(points)})")
+        extra[slug] = {"status": report.status.value, "isolation": report.isolation.value,
+                       "duration_s": report.duration_s}
     score = sum(t["score"] for t in tests)
     if execution_time is None:
-        execution_time = sum(float(v.get("duration_s") or 0) for v in verdicts)
+        execution_time = sum(float(r.duration_s or 0) for r in reports)
     return {
         "score": score,
         "execution_time": round(execution_time, 2),
-        "output": "\n".join(lines + [f"Total: {_number(score)}/{_number(points * len(verdicts))}"]),
+        "output": "\n".join(lines + [f"Total: {_number(score)}/{_number(points * len(reports))}"]),
         "output_format": "text",
         "test_output_format": "text",
         "test_name_format": "text",
@@ -165,57 +169,57 @@ def _number(x: float) -> str:
     return f"{x:g}"
 
 
-def describe(verdict: dict, *, printed: bool = True) -> str:
+def describe(report: Report, *, printed: bool = True) -> str:
     """The verdict explained as the text report explains it (:func:`grader.render.text.render`), for a
     platform's reader: without the problem's name (the platform says it), a replay command (there is no
-    checkout to run it in) or the timing; with ``printed``, the end of what the code printed."""
-    verdict = {**verdict, "output": _printed(verdict.get("output") or "")}
-    return text.render(verdict, replace(text.PLATFORM, printed_lines=PRINTED_LINES if printed else 0))
+    checkout to run it in) or the timing; with ``printed``, the end of what the code printed (its two
+    processes' without the grader's line between them)."""
+    from grader.render import text
+
+    return text.render(replace(report, output=report.printed),
+                       replace(text.PLATFORM, printed_lines=PRINTED_LINES if printed else 0))
 
 
 def _is_array(value) -> bool:
     return isinstance(value, dict) and {"dtype", "shape", "data"} <= set(value)
 
 
-def _check_message(check: dict) -> str:
-    prefix = "Warning: " * (check["status"] == Status.WARN.value)
-    return prefix + shown(check["message"])
+def _check_message(check: Check) -> str:
+    from grader.render.text import shown
+
+    prefix = "Warning: " * (check.status == Status.WARN)
+    return prefix + shown(check.message)
 
 
-def _stopping_check(verdict: dict) -> int | None:
-    """The index of the check the run stopped at (the counterexample's, else the first of the verdict's
+def _stopping_check(report: Report) -> int | None:
+    """The index of the check the run stopped at (the counterexample's, else the first of the report's
     own status), or None for a PASS."""
-    status, checks = verdict.get("status"), verdict.get("checks") or []
-    if status == Status.PASS.value:
+    status = report.status
+    if status == Status.PASS:
         return None
-    name = (verdict.get("counterexample") or {}).get("name")
-    for wanted in ((lambda c: c["name"] == name and c["status"] == status),
-                   (lambda c: c["status"] == status),
-                   (lambda c: c["status"] not in (Status.PASS.value, Status.WARN.value))):
-        found = next((i for i, c in enumerate(checks) if wanted(c)), None)
+    name = report.counterexample.name if report.counterexample else None
+    for wanted in ((lambda c: c.name == name and c.status == status),
+                   (lambda c: c.status == status),
+                   (lambda c: c.status not in (Status.PASS, Status.WARN))):
+        found = next((i for i, c in enumerate(report.checks) if wanted(c)), None)
         if found is not None:
             return found
     return None
 
 
-def _printed(output: str) -> str:
-    return _SECOND_PROCESS.sub("", output)
-
-
 # -- the call as code -----------------------------------------------------------------------------------
 
-def test_code(verdict: dict) -> str | None:
+def test_code(report: Report) -> str | None:
     """The failing call as Python, arrays written out (``np.array([...], dtype=np.float32)``), where it
     is short enough to read; else the call as the report summarises it."""
-    case = verdict.get("counterexample")
-    if not case or not case.get("call") or verdict.get("status") == Status.NOT_STARTED.value:
+    case = report.counterexample
+    if not case or not case.call or report.status == Status.NOT_STARTED:
         return None
-    inputs = case.get("inputs") or {}
-    function = case["call"].split("(", 1)[0]
-    code = f"{function}({', '.join(f'{name}={_literal(value)}' for name, value in inputs.items())})"
-    if any(_is_array(v) for v in inputs.values()):
+    function = case.call.split("(", 1)[0]
+    code = f"{function}({', '.join(f'{name}={_literal(value)}' for name, value in case.inputs.items())})"
+    if any(_is_array(v) for v in case.inputs.values()):
         code = "import numpy as np\n" + code
-    return code if len(code) <= TEST_CODE_LIMIT else case["call"]
+    return code if len(code) <= TEST_CODE_LIMIT else case.call
 
 
 def _literal(value) -> str:
@@ -236,3 +240,45 @@ def _python(value) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_python(v) for v in value) + "]"
     return repr(value)
+
+
+# -- the table ------------------------------------------------------------------------------------------
+
+def text_report(report: Report) -> str:
+    """The text report, as `grade` prints it where its output is no terminal."""
+    from grader.render import text
+
+    return text.render(report)
+
+
+def json_object(report: Report) -> str:
+    """The one JSON object of :data:`grader.core.verdict_report.SCHEMA`."""
+    return report.to_json()
+
+
+def exercism_file(report: Report) -> str:
+    """exercism's results.json for ``report``, as the file is written."""
+    return json.dumps(exercism(report.wire()), indent=2) + "\n"
+
+
+def gradescope_file(report: Report) -> str:
+    """Gradescope's results.json for ``report`` alone (one problem, one point), as the autograder writes it."""
+    return json.dumps(gradescope([report.wire()]), indent=1)
+
+
+@dataclass(frozen=True)
+class Format:
+    """One output format: what it writes of a report, and where."""
+
+    write: Callable[[Report], str]
+    help: str
+    to_file: bool = False  # written to `--output`, the text report printed too; else printed instead of it
+
+
+FORMATS = {
+    "text": Format(text_report, "the report (the default)"),
+    "json": Format(json_object, "exactly one JSON object, as --json"),
+    "exercism": Format(exercism_file, "exercism's results.json, to --output; the report printed", to_file=True),
+    "gradescope": Format(gradescope_file, "Gradescope's results.json for this problem, to --output; the "
+                                          "report printed", to_file=True),
+}

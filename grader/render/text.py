@@ -1,7 +1,7 @@
 """The one text rendering of a verdict. The command line, the notebook, exercism's and Gradescope's results
-all print what :func:`render` writes, from the verdict's object (the shape of
-:data:`grader.render.report.SCHEMA`; in-process its arrays may be whole NumPy arrays, from `--json` they
-are the first values, flat). Where each medium differs, a :class:`Medium` says so.
+all print what :func:`render` writes, from the verdict's :class:`~grader.core.verdict_report.Report` (in-process its
+arrays are whole NumPy arrays; read back from `--json` they are the first values, flat). Where each medium
+differs, a :class:`Medium` says so.
 
 Everything that came from learner code (printed output, exception types and messages, tracebacks, file
 names, parameter paths) is untrusted: it passes through :func:`shown`, which writes control characters out
@@ -15,12 +15,13 @@ import math
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from grader.core.compare import Stage
 from grader.core.cut import cut_middle
+from grader.core.verdict_report import Case, Report, number
 from grader.core.verdict import CheckKind, Isolation, Status
 
 HEADLINES = {Status.PASS: "PASS", Status.FAIL: "FAIL", Status.ERROR: "ERROR", Status.TIMEOUT: "TIMEOUT",
@@ -42,7 +43,6 @@ TRACER = re.compile(r"\b(?:Jit|Jvp|Batch|Linearize|DynamicJaxpr)?Tracer\b|Traced
 _CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
 _CONTROL = re.compile(f"[{_CONTROLS}]")
 _CONTROL_OR_NEWLINE = re.compile(f"[\n{_CONTROLS}]")
-_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
 @dataclass(frozen=True)
@@ -109,64 +109,67 @@ def painted(text: str, status: Status | str) -> str:
 
 # -- the report -------------------------------------------------------------------------------------------
 
-def render(verdict: dict, medium: Medium = COMMAND_LINE) -> str:
+def render(report: Report, medium: Medium = COMMAND_LINE) -> str:
     """The verdict as text: see :func:`sections`."""
-    return "\n".join(line for section in sections(verdict, medium) for line in section)
+    return "\n".join(line for section in sections(report, medium) for line in section)
 
 
-def sections(verdict: dict, medium: Medium = COMMAND_LINE) -> Iterator[list[str]]:
+def sections(report: Report, medium: Medium = COMMAND_LINE) -> Iterator[list[str]]:
     """The report's lines, a section at a time, in the order a learner reads them: the verdict line; what
     explains it (a known mistake, a diagnosis, the parameter tree, the first wrong part of a model); the
     case that shows it, with its inputs, and the expected and actual output or the traceback; what
     properties it breaks and the warnings; what the code printed; the replay command; the rest."""
-    status = Status(verdict["status"])
-    yield [headline(verdict, medium)]
+    status = report.status
+    yield [headline(report, medium)]
     explained = False
-    if pitfall := verdict.get("pitfall"):
+    if pitfall := report.pitfall:
         explained = True
-        yield [f"Likely mistake ({pitfall['id']}): {pitfall['message']}"]
-    if diagnosis := verdict.get("diagnosis"):
+        yield [f"Likely mistake ({pitfall.id}): {pitfall.message}"]
+    if diagnosis := report.diagnosis:
         explained = True
-        yield [f"Diagnosis: {shown(diagnosis['message'])}"]
-    if params := verdict.get("params_diff"):  # under the verdict line, or a paragraph after an explanation
-        yield [""] * explained + [f"  {shown(line)}" for line in params]  # cut to LINES_SHOWN in the object
-    if part := verdict.get("first_wrong_part"):
-        yield ["", f"First wrong part: {shown(part['path'], LINE_CAP) or 'the top-level module'}",
-               f"  {shown(part['message'])}",
-               *(f"  {shown(line)}" for line in part.get("details") or [])]  # cut to PART_LINES in the object
-    case = verdict.get("counterexample") if status != Status.NOT_STARTED else None
+        yield [f"Diagnosis: {shown(diagnosis.message)}"]
+    if params := report.params_diff:  # under the verdict line, or a paragraph after an explanation
+        yield [""] * explained + [f"  {shown(line)}" for line in params]  # cut to LINES_SHOWN in the report
+    if part := report.first_wrong_part:
+        yield ["", f"First wrong part: {shown(part.path, LINE_CAP) or 'the top-level module'}",
+               f"  {shown(part.message)}",
+               *(f"  {shown(line)}" for line in part.details)]  # cut to PART_LINES in the report
+    case = report.counterexample if status != Status.NOT_STARTED else None
     if case:
         yield _case(case)
-    checks = verdict.get("checks") or []
-    broken = [f"Property broken ({shown(c['name'].removeprefix('property: '))}): {shown(c['message'])}"
-              for c in checks if c.get("kind") == CheckKind.PROPERTY and c["status"] == Status.FAIL]
+    checks = report.checks
+    broken = [f"Property broken ({shown(c.name.removeprefix('property: '))}): {shown(c.message)}"
+              for c in checks if c.kind == CheckKind.PROPERTY and c.status == Status.FAIL]
     if broken:
         yield ["", *broken]
     for check in checks:
-        if check["status"] == Status.WARN:
-            yield ["", f"Warning ({shown(check['name'])}): {shown(check['message'])}"]
+        if check.status == Status.WARN:
+            yield ["", f"Warning ({shown(check.name)}): {shown(check.message)}"]
     if medium.printed_lines:
-        yield printed_section(verdict.get("output") or "", medium.printed_lines)
-    replay = (case or {}).get("replay")
+        yield printed_section(report.output, medium.printed_lines)
+    replay = case.replay if case else None
     if replay and medium.replay_from is not None and status != Status.PASS:
         where = f", from {medium.replay_from}" if medium.replay_from else ""
         yield ["", f"Replay just this case{where}: {shown(replay)}"]
     if medium.tail:
         yield ["", *medium.tail]
-    graded = bool(verdict.get("examples_run") or checks or verdict.get("duration_s"))  # not a usage error's
-    if graded and medium.isolation_note and verdict.get("isolation") == Isolation.NONE:
+    graded = bool(report.examples_run or checks or report.duration_s)  # not a usage error's
+    if graded and medium.isolation_note and report.isolation == Isolation.NONE:
         yield ["", ISOLATION_NOTE]
     if graded and medium.footer:
-        run = verdict.get("examples_run", 0)
-        yield [f"({run} case{'s' * (run != 1)} in {verdict.get('duration_s', 0.0):.1f} s)"]
+        run = report.examples_run
+        yield [f"({run} case{'s' * (run != 1)} in {report.duration_s:.1f} s)"]
 
 
-def headline(verdict: dict, medium: Medium = COMMAND_LINE, limit: int = TEXT_CAP) -> str:
+def headline(report: Report, medium: Medium = COMMAND_LINE, limit: int = TEXT_CAP) -> str:
     """``rmsnorm: FAIL - 3 of 16 values differ``: the verdict line (its message cut to ``limit``)."""
-    status = Status(verdict["status"])
+    return _headline(report.problem, report.status, report.message, medium, limit)
+
+
+def _headline(problem: str | None, status: Status, message: str, medium: Medium, limit: int = TEXT_CAP) -> str:
     word = painted(HEADLINES[status], status) if medium.colour else HEADLINES[status]
-    name = f"{shown(verdict.get('problem') or '', LINE_CAP)}: " if medium.name_problem else ""
-    return f"{name}{word} - {shown(verdict.get('message') or '', limit)}"
+    name = f"{shown(problem or '', LINE_CAP)}: " if medium.name_problem else ""
+    return f"{name}{word} - {shown(message, limit)}"
 
 
 class Streamed:
@@ -176,22 +179,23 @@ class Streamed:
 
     def __init__(self, problem: str, medium: Medium = COMMAND_LINE):
         self.problem, self.medium = problem, medium
-        self.line: str | None = None
+        self.printed: tuple[Status, str] | None = None  # the status and message of the line printed
 
     def found(self, outcome) -> None:
         """Print the verdict line of ``outcome`` (a failing input's :class:`~grader.core.verdict.Outcome`)."""
-        self.line = headline({"problem": self.problem, "status": Status(outcome.status).value,
-                              "message": outcome.message}, self.medium)
-        print(self.line, flush=True)
+        self.printed = Status(outcome.status), shown(outcome.message)
+        print(_headline(self.problem, Status(outcome.status), outcome.message, self.medium), flush=True)
 
-    def rest(self, report: str) -> str:
-        """``report`` (the whole text report) less what was printed already."""
-        if self.line is None:
-            return report
-        first, _, rest = report.partition("\n")
-        if first == self.line:
+    def rest(self, report: Report) -> str:
+        """The text report of ``report`` less what was printed already."""
+        if self.printed is None:
+            return render(report, self.medium)
+        _, *sections_left = sections(report, self.medium)
+        rest = "\n".join(line for section in sections_left for line in section)
+        if self.printed == (report.status, shown(report.message)):
             return rest
-        return f"(That line is the first failing input's.) The case shown below: {first.partition(': ')[2]}\n{rest}"
+        shown_below = headline(report, replace(self.medium, name_problem=False))
+        return f"(That line is the first failing input's.) The case shown below: {shown_below}\n{rest}"
 
 
 def printed_section(output: str, shown_lines: int = PRINTED_SHOWN) -> list[str]:
@@ -213,19 +217,18 @@ def printed_section(output: str, shown_lines: int = PRINTED_SHOWN) -> list[str]:
 
 # -- the case ---------------------------------------------------------------------------------------------
 
-def _case(case: dict) -> list[str]:
+def _case(case: Case) -> list[str]:
     lines = []
-    if case.get("call"):
-        lines += ["", f"Called {shown(case['call'])}"]
-        for name, value in (case.get("inputs") or {}).items():
+    if case.call:
+        lines += ["", f"Called {shown(case.call)}"]
+        for name, value in case.inputs.items():
             if isinstance(value, dict) and {"dtype", "shape", "data"} <= set(value):
                 arr = np.asarray(value["data"], dtype=value["dtype"]).reshape(value["shape"])
                 lines += [f"  {name} {arr.dtype.name}{list(arr.shape)} =",
                           *("    " + row for row in np.array2string(arr, precision=6, threshold=200).splitlines())]
-    error = case.get("error") or {}
-    if error.get("traceback"):
-        lines += ["", *(f"  {line}" for line in _traceback_lines(error["traceback"]))]
-    elif case.get("call") and case.get("diff"):
+    if case.error and case.error.traceback:
+        lines += ["", *(f"  {line}" for line in _traceback_lines(case.error.traceback))]
+    elif case.call and case.diff:
         lines += _comparison(case)
     return lines
 
@@ -242,14 +245,14 @@ def _traceback_lines(traceback: str) -> list[str]:
 
 
 def _numbers(values) -> np.ndarray:
-    """A verdict's values as an array: itself, or a flat list with its non-finite values as strings."""
+    """A report's values as an array: itself, or the first values, flat, as the JSON carries them."""
     if isinstance(values, np.ndarray):
         return values
-    return np.asarray([_NON_FINITE.get(v, v) if isinstance(v, str) else v for v in values or []])
+    return np.asarray([number(v) if isinstance(v, str) else v for v in values or ()])
 
 
 def array(values, shape) -> np.ndarray | None:
-    """A verdict's values in ``shape``; None where they do not fill it (the JSON keeps only the first values
+    """A report's values in ``shape``; None where they do not fill it (the JSON keeps only the first values
     of a large output)."""
     if values is None or shape is None:
         return None
@@ -257,32 +260,31 @@ def array(values, shape) -> np.ndarray | None:
     return values.reshape(shape) if values.size == math.prod(shape) else None
 
 
-def _comparison(case: dict) -> list[str]:
-    diff, axes = case["diff"], case.get("axes")
-    stage = Stage(diff["stage"])
-    expected = array(case.get("expected"), case["expected_shape"])
+def _comparison(case: Case) -> list[str]:
+    diff, axes = case.diff, case.axes
+    stage = Stage(diff.stage)
+    expected = array(case.expected, case.expected_shape)
     if stage in (Stage.ARRAY, Stage.SHAPE, Stage.DTYPE):
-        lines = ["", f"Problem: {shown(diff['message'])}"]  # names the type learner code returned
+        lines = ["", f"Problem: {shown(diff.message)}"]  # names the type learner code returned
         if stage != Stage.ARRAY:
-            lines += ["", f"Expected {_shape_text(case['expected_shape'])}:", *_values_grid(case, expected, None)]
+            lines += ["", f"Expected {_shape_text(case.expected_shape)}:", *_values_grid(case, expected, None)]
         return lines
-    actual = array(case.get("actual"), case.get("actual_shape"))
-    mismatch = array(diff.get("mismatch"), case.get("actual_shape"))
-    focus = diff["worst_index"] if diff.get("worst_index") is not None else diff.get("first_index")
-    focus = tuple(focus) if focus is not None else None
+    actual = array(case.actual, case.actual_shape)
+    mismatch = array(diff.mismatch, case.actual_shape)
+    focus = diff.worst_index if diff.worst_index is not None else diff.first_index
     if expected is None or actual is None or mismatch is None:  # only the first values travelled
-        lines = ["", f"Expected {_shape_text(case['expected_shape'])} (the first values):",
-                 *_flat(case.get("expected")), "", "Got (the first values):", *_flat(case.get("actual"))]
+        lines = ["", f"Expected {_shape_text(case.expected_shape)} (the first values):",
+                 *_flat(case.expected), "", "Got (the first values):", *_flat(case.actual)]
     else:
         width = max(_cell_width(expected), _cell_width(actual))
         lines = ["", f"Expected {_shape_text(expected.shape)}:", *_grid(expected, axes, focus, width=width),
                  "", "Got:", *_grid(actual, axes, focus, width=width),
                  "", "Mismatches (x):", *_grid(mismatch, axes, focus, width=width, mask_only=True)]
-    summary = [f"{diff['mismatches']} of {math.prod(case['expected_shape'])} values wrong"]
-    if diff.get("first_index") is not None:
-        summary.append(f"first at {_index_text(axes, diff['first_index'])}")
-    if diff.get("worst_index") is not None and stage == Stage.VALUES and expected is not None and actual is not None:
-        worst = tuple(diff["worst_index"])
+    summary = [f"{diff.mismatches} of {math.prod(case.expected_shape)} values wrong"]
+    if diff.first_index is not None:
+        summary.append(f"first at {_index_text(axes, diff.first_index)}")
+    if diff.worst_index is not None and stage == Stage.VALUES and expected is not None and actual is not None:
+        worst = diff.worst_index
         summary.append(f"worst at {_index_text(axes, worst)} (expected {expected[worst]:.7g}, got {actual[worst]:.7g})")
     lines += ["", "; ".join(summary) + "."]
     if mismatch is not None and mismatch.ndim > 2 and focus is not None:  # the grids show one slice: say where else
@@ -292,23 +294,19 @@ def _comparison(case: dict) -> list[str]:
         lines += [f"Slices with wrong values: {len(wrong)} of {math.prod(mismatch.shape[:lead])} ({named}); the grids "
                   f"above show [{', '.join(map(str, focus[:lead]))}, :, :]."]
     if stage == Stage.VALUES:
-        tolerance = case.get("tolerance") or {}
-        tol = ("exact match required" if tolerance.get("exact") else
-               f"tolerance |actual - expected| <= {tolerance.get('atol', 0):g} + {tolerance.get('rtol', 0):g}·|expected|")
-        max_rel = _number(diff["max_rel_error"])
+        tolerance = case.tolerance
+        tol = ("exact match required" if tolerance.exact else
+               f"tolerance |actual - expected| <= {tolerance.atol:g} + {tolerance.rtol:g}·|expected|")
+        max_rel = number(diff.max_rel_error)
         rel = f"{max_rel:.3g}" if math.isfinite(max_rel) else "inf (an expected value is 0 where yours is not)"
-        lines += [f"Largest absolute error {_number(diff['max_abs_error']):.3g}, largest relative error {rel}; {tol}."]
+        lines += [f"Largest absolute error {number(diff.max_abs_error):.3g}, largest relative error {rel}; {tol}."]
     return lines
 
 
-def _number(value) -> float:
-    return _NON_FINITE.get(value, value) if isinstance(value, str) else float(value)
-
-
-def _values_grid(case: dict, expected: np.ndarray | None, focus) -> list[str]:
+def _values_grid(case: Case, expected: np.ndarray | None, focus) -> list[str]:
     if expected is None:
-        return _flat(case.get("expected"))
-    return _grid(expected, case.get("axes"), focus, width=_cell_width(expected))
+        return _flat(case.expected)
+    return _grid(expected, case.axes, focus, width=_cell_width(expected))
 
 
 def _flat(values) -> list[str]:
@@ -320,11 +318,11 @@ def _shape_text(shape) -> str:
     return "(" + " × ".join(map(str, shape)) + ")"
 
 
-def _index_text(axes: list[str] | None, index) -> str:
+def _index_text(axes: tuple[str, ...] | None, index) -> str:
     index = tuple(index)
     if axes and len(axes) == len(index):
         text = ", ".join(f"{n}={i}" for n, i in zip(axes, index))
-        if axes == ["i", "j"]:
+        if tuple(axes) == ("i", "j"):
             text += f", j - i = {index[1] - index[0]}"
         return f"({text})"
     return str(index)
@@ -350,7 +348,7 @@ def _cell_width(arr: np.ndarray) -> int:
     return max((len(_cell(v, False)) for v in sample), default=1)
 
 
-def _grid(arr: np.ndarray, axes: list[str] | None, focus: tuple | None, *, width: int,
+def _grid(arr: np.ndarray, axes: tuple[str, ...] | None, focus: tuple | None, *, width: int,
           mask_only: bool = False) -> list[str]:
     """Rows of a 1-D or 2-D view of ``arr`` (the slice holding ``focus`` for higher ranks), cropped to a
     window around ``focus``; rows and columns labelled with their indices (and ``axes``' names if given)."""

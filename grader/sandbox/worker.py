@@ -1,43 +1,22 @@
 """The worker process: the only place where learner code (and reference code) runs.
 
-Started by a monitor (see :mod:`grader.sandbox.pool`), confined when it runs learner code. It reads requests
+Started by a monitor (see :mod:`grader.sandbox.monitor`), confined when it runs learner code. It reads requests
 from REQ_FD and answers on RESP_FD (see :mod:`grader.sandbox.protocol`); its stdout and stderr are a pipe the
-grader drains and truncates. Requests:
-
-- ``{"op": "load", "key", "path", "entry", "memory_mib", "moves"}`` with the module's source as one uint8
-  array: compile it as the module at ``path`` and keep its ``entry`` function under ``key``; with
-  ``memory_mib``, first limit the address space to that many MiB; ``moves``: the problem's calls may
-  move the parameters (:mod:`grader.sandbox.moved`).
-- ``{"op": "call", "key", "args": [...], "jit": bool, "moved": bool | [path, ...], "max_bytes": int}``: call
-  the entry with its parameters moved as ``moved`` says, under
-  ``jax.jit`` with its static arguments static when asked and when it traces, otherwise eagerly; an
-  array larger than ``max_bytes`` is described but not sent.
-- ``{"op": "batch", "key", "calls": [{"args", "max_bytes"}, ...], "jit": bool}``: several calls, one
-  reply each; ``{"op": "cancel"}`` stops it.
-- ``{"op": "params", "key", "args": [...], "values"?: true}``: the Flax parameter tree (paths and shapes)
-  the entry creates for these arguments, found by tracing without computing; with ``values``, their
-  initial values too.
-- ``{"op": "capture", "key", "args": [...], "classes": [...], "methods": [...], "functions": [...]}``: the
-  entry's calls of those module classes, their methods and helper functions, recorded (trusted modules only;
-  see :mod:`grader.sandbox.intercept`).
-- ``{"op": "part", "key", "cls", "method", "function", "fields", "args", "kwargs", "variables", "max_bytes"}``:
-  one module class (or one of its methods, or, with ``function``, one helper function) of the file applied
-  alone to recorded variables and arguments; answered like a call.
-- ``{"op": "mark", "text"}``: write ``text`` to the printed output after all printed so far; the grader
-  finds where its later requests' output begins (a replay shows only its own case's).
-- ``{"op": "quit"}``.
+grader drains and truncates. The operations, their requests and their replies are
+:mod:`grader.sandbox.operations`'s; each has its handler here, in :data:`HANDLERS`.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import resource
 import sys
 import time
-import traceback
 import types
 
-from grader.sandbox import moved, protocol
+from grader.sandbox import moved, operations, protocol
+from grader.sandbox.tracebacks import describe, first_line
 from grader.sandbox.trees import merge
 
 STATE: dict = {}  # key -> {"fn", "path", "module", "jitted": {how moved: the entry under jax.jit}, "jit_error",
@@ -60,35 +39,37 @@ def serve(req_fd: int, resp_fd: int, cache_dir: str) -> None:
         jax.config.update("jax_compilation_cache_dir", cache_dir)
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
         jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-    protocol.write_message(resp_fd, {"op": "ready", "backend": jax.default_backend()})
-
+    protocol.write_message(resp_fd, {"op": "ready", "ok": True, "backend": jax.default_backend()})
+    handlers = dict(HANDLERS, batch=functools.partial(batch, stop=lambda: cancelled(req_fd)))
     while True:
         try:
             header, arrays = QUEUED.pop(0) if QUEUED else protocol.read_message(req_fd, protocol.MAX_REQUEST_HEADER)
         except EOFError:
             os._exit(0)
-        op = header.get("op")
-        if op == "quit":
-            os._exit(0)
-        if op == "cancel":  # arrived after the batch it meant to stop had finished
-            protocol.write_message(resp_fd, {"op": "cancelled"})
-            continue
-        if op == "mark":  # a line in the printed output, after everything printed so far
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    stream.flush()
-                except (OSError, ValueError):
-                    pass
-            os.write(1, str(header.get("text", ""))[:200].encode())
-            protocol.write_message(resp_fd, {"op": "marked"})
-            continue
-        if op == "batch":
-            for reply, payloads in batch(header, arrays, lambda: cancelled(req_fd)):
-                protocol.write_message(resp_fd, reply, payloads)
-            continue
-        handler = {"load": load, "call": call, "params": params, "capture": capture, "part": part}[op]
-        reply, payloads = handler(header, arrays)
-        protocol.write_message(resp_fd, reply, payloads)
+        op = header["op"]
+        replies = handlers[op](header, arrays)
+        for reply, payloads in replies if operations.OPERATIONS[op].several else [replies]:
+            protocol.write_message(resp_fd, {"op": op, **reply}, payloads)  # (a batch's end says "cancel")
+
+
+def quit(header: dict, arrays) -> None:  # noqa: A001  (the operation's name)
+    os._exit(0)
+
+
+def cancel(header: dict, arrays) -> tuple[dict, list]:
+    """A cancel that arrived after the batch it meant to stop had finished."""
+    return {"ok": True}, []
+
+
+def mark(header: dict, arrays) -> tuple[dict, list]:
+    """A line in the printed output, after everything printed so far."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os.write(1, str(header.get("text", ""))[:200].encode())
+    return {"ok": True}, []
 
 
 def load(header: dict, arrays) -> tuple[dict, list]:
@@ -274,7 +255,7 @@ def batch(header: dict, arrays, stop=lambda: False):
     yield first, payloads
     calls = calls[1:]
     if stop():
-        yield {"op": "cancelled"}, []
+        yield {"op": "cancel", "ok": True}, []
         return
     outs = None
     first_args, first_static = decode_args(header["calls"][0], arrays)
@@ -299,7 +280,7 @@ def batch(header: dict, arrays, stop=lambda: False):
     for i, one in enumerate(calls):
         if outs is None:
             if i and stop():
-                yield {"op": "cancelled"}, []
+                yield {"op": "cancel", "ok": True}, []
                 return
             yield call(dict(one, key=header["key"], jit=header.get("jit")), arrays)
             continue
@@ -343,11 +324,6 @@ def params(header: dict, arrays) -> tuple[dict, list]:
     NumPy beside a module that only declares the parameters); with ``values``, their initial values too,
     as arrays. ``params`` is None where the entry creates none that Flax makes.
 
-    With ``"substitute": [path, ...]`` (the request's last arrays, one per path), the entry's output where
-    each parameter it creates takes the given value in place of its initial one, answered like a call
-    (``max_bytes`` its bound): the grader runs the reference so on the initial values a learner's worker
-    reports, to see whether they give that worker's outputs.
-
     In a learner's worker, what this answers is that worker's word, nothing more: the grader checks it
     against the outputs before it says anything from it (:mod:`grader.grading.engine`). A tree whose
     leaves have no shape of whole numbers is an error reply, not a crash of the worker."""
@@ -356,20 +332,6 @@ def params(header: dict, arrays) -> tuple[dict, list]:
 
     state = STATE[header["key"]]
     args, static = decode_args(header, arrays)
-    if header.get("substitute") is not None:  # eagerly: the values are constants of this one call
-        paths = list(header["substitute"])
-        values = dict(zip(paths, arrays[len(arrays) - len(paths):])) if paths else {}
-        start = time.perf_counter()
-        try:
-            with moved.substituting(values):
-                out = state["fn"](*args)
-            if isinstance(out, jax.Array):
-                out = jax.block_until_ready(out)
-            reply, payloads = result_message(out, header.get("max_bytes", 0))
-        except BaseException as exc:  # noqa: BLE001
-            return {"ok": False, "error": describe(exc, state["path"], during="call")}, []
-        reply.update(ok=True, seconds=time.perf_counter() - start, jit={"used": False, "error": None})
-        return reply, payloads
     dynamic = [a for i, a in enumerate(args) if i not in static]
 
     def found(*dyn):
@@ -400,6 +362,30 @@ def params(header: dict, arrays) -> tuple[dict, list]:
     return {"ok": True, "params": shapes, "paths": paths, "arrays": specs}, payloads
 
 
+def substitute(header: dict, arrays) -> tuple[dict, list]:
+    """The entry's output where each parameter it creates takes the given value in place of its initial one
+    (``paths``, one per the request's last arrays), eagerly (the values are constants of this one call),
+    answered like a call (``max_bytes`` its bound): the grader runs the reference so on the initial values a
+    learner's worker reports, to see whether they give that worker's outputs."""
+    import jax
+
+    state = STATE[header["key"]]
+    args, _ = decode_args(header, arrays)
+    paths = list(header["paths"])
+    values = dict(zip(paths, arrays[len(arrays) - len(paths):])) if paths else {}
+    start = time.perf_counter()
+    try:
+        with moved.substituting(values):
+            out = state["fn"](*args)
+        if isinstance(out, jax.Array):
+            out = jax.block_until_ready(out)
+        reply, payloads = result_message(out, header.get("max_bytes", 0))
+    except BaseException as exc:  # noqa: BLE001
+        return {"ok": False, "error": describe(exc, state["path"], during="call")}, []
+    reply.update(ok=True, seconds=time.perf_counter() - start, jit={"used": False, "error": None})
+    return reply, payloads
+
+
 def capture(header: dict, arrays) -> tuple[dict, list]:
     from grader.sandbox import intercept
 
@@ -425,189 +411,5 @@ def part(header: dict, arrays) -> tuple[dict, list]:
     return reply, payloads
 
 
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else ""
-
-
-def describe(exc: BaseException, path: str, during: str) -> dict:
-    """A JSON description of an exception, pointing at the innermost line of the graded file."""
-    kind = "exception"
-    from grader.sandbox.intercept import PartMissing
-
-    if isinstance(exc, PartMissing):  # a part the file builds otherwise: nothing of it to check alone
-        kind = "missing"
-    elif isinstance(exc, NotImplementedError):
-        kind = "not_implemented"
-    elif isinstance(exc, MemoryError) or "RESOURCE_EXHAUSTED" in str(exc) or "Out of memory" in str(exc):
-        kind = "memory"
-    elif isinstance(exc, SystemExit):
-        kind = "exit"
-    elif isinstance(exc, TypeError) and during == "call" and _is_arity_error(exc, path):
-        kind = "signature"
-    file, line = path, None
-    if isinstance(exc, SyntaxError) and exc.filename == path:
-        line = exc.lineno
-    tb = exc.__traceback__
-    real = os.path.realpath(path)
-    while tb is not None:
-        if os.path.realpath(tb.tb_frame.f_code.co_filename) == real:
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    # A SyntaxError's own text ends in its location, which the report gives beside the message already.
-    message = exc.msg if isinstance(exc, SyntaxError) and exc.msg else first_line(exc)
-    return {"kind": kind, "type": type(exc).__name__, "message": message or type(exc).__name__,
-            "file": file, "line": line, "during": during, "traceback": learner_traceback(exc, path)}
-
-
-TRACEBACK_LINES, TRACEBACK_CHARS, MESSAGE_LINES = 60, 7000, 12  # (the protocol keeps 8192 characters of a string)
-GRADER_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the grader package, every subpackage
-
-
-def learner_traceback(exc: BaseException, path: str) -> str:
-    """The traceback as a learner reads it: for each exception of the chain (causes and contexts, oldest
-    first, as Python prints them) the frames in the graded file ``path`` with their lines, each run of
-    other frames between them counted on one line, then the exception line. Where no frame is in
-    ``path`` (a SyntaxError, a failure in the grader's wiring), the last exception as Python prints it.
-    The grader's leading frames and JAX's note about its filtered frames go. At most 60 lines and about
-    7000 characters: earlier messages shrink first, then frames go from the middle; the last exception
-    line always stays."""
-    import functools
-
-    chain = _exception_chain(exc)
-    stacks = []
-    for e in chain:
-        stack = traceback.extract_tb(e.__traceback__)
-        while stack and os.path.abspath(stack[0].filename).startswith(GRADER_FOLDER + os.sep):
-            stack.pop(0)
-        stacks.append(stack)
-    real = os.path.realpath(path)
-    resolved = functools.cache(os.path.realpath)  # a recursion has a thousand frames of one file
-    mine = lambda frame: resolved(frame.filename) == real  # noqa: E731
-    found = any(mine(frame) for stack in stacks for frame in stack)
-    if found:  # the frames that called the learner's code (the grader's, a transform's) say nothing
-        stacks = [stack[next((i for i, frame in enumerate(stack) if mine(frame)), 0):] for stack in stacks]
-    else:
-        chain, stacks, mine = chain[-1:], stacks[-1:], lambda frame: True  # noqa: E731
-
-    def pieces(short: bool) -> list[list[str]]:
-        out = []
-        for i, (e, stack) in enumerate(zip(chain, stacks)):
-            if i:
-                link = ("The above exception was the direct cause of the following exception:"
-                        if e.__cause__ is chain[i - 1]
-                        else "During handling of the above exception, another exception occurred:")
-                out.append(["", link, ""])
-            if stack:
-                out += [["Traceback (most recent call last):"], *_frame_pieces(stack, mine)]
-            out.append(_exception_lines(e, short and i < len(chain) - 1))
-        return out
-
-    parts = pieces(short=False)
-    if sum(map(len, parts)) > TRACEBACK_LINES:
-        parts = _middle_left_out(pieces(short=True), TRACEBACK_LINES, found)
-    lines = [line for part in parts for line in part]
-    if sum(map(len, lines)) > TRACEBACK_CHARS:
-        width = TRACEBACK_CHARS // len(lines)
-        lines = [line if len(line) <= width else line[:width - 6] + " [...]" for line in lines]
-    return "\n".join(lines)
-
-
-def _exception_chain(exc: BaseException) -> list[BaseException]:
-    """``exc`` and its causes and contexts, oldest first, as Python prints them."""
-    chain, seen, e = [], set(), exc
-    while e is not None and id(e) not in seen:
-        seen.add(id(e))
-        chain.insert(0, e)
-        e = e.__cause__ if e.__cause__ is not None else (None if e.__suppress_context__ else e.__context__)
-    return chain
-
-
-def _owner(filename: str) -> str:
-    """Whose code a left-out frame runs: a package, Python, the grader, or a file's name."""
-    parts = filename.split(os.sep)
-    for folder in ("site-packages", "dist-packages"):
-        if folder in parts[:-1]:
-            return parts[parts.index(folder) + 1].removesuffix(".py")
-    if filename.startswith(("<", os.path.dirname(os.__file__))):
-        return "Python"
-    return "the grader" if os.path.abspath(filename).startswith(GRADER_FOLDER + os.sep) else os.path.basename(filename)
-
-
-def _frame_pieces(stack, keep) -> list[list[str]]:
-    """One piece per kept frame (a recursion's repeats counted as Python does), one per run of others."""
-    printer = traceback.StackSummary()
-    pieces, others, last, repeats = [], [], None, 0
-
-    def flush() -> None:
-        nonlocal others, repeats
-        if repeats > 2:
-            times = repeats - 2
-            pieces.append([f"  [Previous line repeated {times} more time{'s' if times > 1 else ''}]"])
-        if others:
-            names = list(dict.fromkeys(map(_owner, others)))
-            where = "/".join(names[:3]) + ("/..." if len(names) > 3 else "")
-            pieces.append([f"  ... {len(others)} frame{'s' if len(others) > 1 else ''} in {where} left out ..."])
-        others, repeats = [], 0
-
-    for frame in stack:
-        if not keep(frame):
-            if repeats > 2:
-                flush()
-            others.append(frame.filename)
-            last = None
-            continue
-        key = (frame.filename, frame.lineno, frame.name)
-        if key == last:
-            repeats += 1
-            if repeats > 2:
-                continue
-        else:
-            flush()
-        last = key
-        pieces.append(printer.format_frame_summary(frame).rstrip("\n").split("\n"))
-    flush()
-    return pieces
-
-
-def _exception_lines(e: BaseException, short: bool) -> list[str]:
-    """The exception's lines as Python prints them, a long message cut; ``short``: up to its own line."""
-    lines = [line for line in "".join(traceback.format_exception_only(type(e), e)).splitlines()
-             if line != "-" * 20 and "JAX has removed its internal frames" not in line]
-    if short:  # up to the exception's own line (a SyntaxError's location comes before it)
-        return lines[:next((i + 1 for i, line in enumerate(lines) if not line.startswith(" ")), len(lines))]
-    if len(lines) > MESSAGE_LINES:
-        left_out = len(lines) - MESSAGE_LINES + 1
-        lines = lines[:MESSAGE_LINES - 1] + [f"  ... {left_out} more lines of the message ..."]
-    return lines
-
-
-def _middle_left_out(parts: list[list[str]], limit: int, found: bool) -> list[list[str]]:
-    """``parts`` within ``limit`` lines, whole pieces going from the middle: the learner's outermost calls
-    stay (where ``found``, a frame of the learner's is among them), and the pieces nearest the error."""
-    if sum(map(len, parts)) <= limit:
-        return parts
-    head = limit // 3 if found else 1
-    first, used = 0, 0
-    while first < len(parts) and used + len(parts[first]) <= head:
-        used += len(parts[first])
-        first += 1
-    last, room = len(parts), limit - used - 1
-    while last > first and len(parts[last - 1]) <= room:
-        room -= len(parts[last - 1])
-        last -= 1
-    left_out = sum(map(len, parts[first:last]))
-    return parts[:first] + [[f"  ... {left_out} lines left out ..."]] + parts[last:]
-
-
-def _is_arity_error(exc: TypeError, path: str) -> bool:
-    """A TypeError raised by the call itself (wrong number of parameters), not inside the function."""
-    tb = exc.__traceback__
-    real = os.path.realpath(path)
-    while tb is not None:
-        if os.path.realpath(tb.tb_frame.f_code.co_filename) == real:
-            return False
-        tb = tb.tb_next
-    return "argument" in str(exc)
-
-
+HANDLERS = {"load": load, "call": call, "batch": batch, "params": params, "substitute": substitute,
+            "capture": capture, "part": part, "mark": mark, "cancel": cancel, "quit": quit}

@@ -18,6 +18,7 @@ import pytest
 
 from conftest import ROOT
 from grader.commands.notebook import NotWritable, check, module_source
+from grader.core.verdict_report import Report
 
 CORRECT_SHIFT = """
 def my_shift(seed, x):
@@ -54,10 +55,10 @@ def notebook():
         linecache.cache.pop(filename, None)
 
 
-def command_line(*argv) -> dict:
+def command_line(*argv) -> Report:
     done = subprocess.run([sys.executable, "-m", "grader.cli", *map(str, argv), "--json"], cwd=ROOT,
                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    return json.loads(done.stdout)
+    return Report.from_json(done.stdout)
 
 
 @pytest.mark.grading
@@ -66,7 +67,7 @@ def test_a_correct_function_passes_under_the_problems_name(notebook):
     notebook.cell(CORRECT_SHIFT)
     result = check("rel_shift", notebook["my_shift"])
     assert (result.status, result.passed) == ("pass", True), repr(result)
-    assert result.verdict["examples_run"] > 1 and result.verdict["isolation"] in ("namespaces", "none")
+    assert result.verdict.examples_run > 1 and result.verdict.isolation in ("namespaces", "none")
     assert not result.kept and not result.file.exists()  # a passing file is not kept
     assert repr(result).startswith("rel_shift: PASS - ")
     assert "PASS" in result._repr_html_()
@@ -82,18 +83,18 @@ def test_a_wrong_function_fails_as_the_command_line_fails_its_file(notebook):
         """)
     result = check("rel_shift", notebook["shift"])
     assert result.status == "fail" and not result.passed
-    assert result.verdict["pitfall"]["id"] == "reversed_direction"
+    assert result.verdict.pitfall.id == "reversed_direction"
     assert result.kept and result.file.is_file()  # kept, so that the replay works
     cli = command_line("rel_shift", "--file", result.file)
     for key in ("status", "message", "pitfall", "diagnosis"):
-        assert result.verdict[key] == cli[key], key
-    assert result.verdict["counterexample"]["call"] == cli["counterexample"]["call"]
+        assert getattr(result.verdict, key) == getattr(cli, key), key
+    assert result.verdict.counterexample.call == cli.counterexample.call
     text = repr(result)
     assert text.startswith("rel_shift: FAIL - ") and "Likely mistake (reversed_direction)" in text
-    assert str(result.file) in text and result.verdict["counterexample"]["replay"] in text
+    assert str(result.file) in text and result.verdict.counterexample.replay in text
     page = result._repr_html_()
     assert '<b style="color:#cf222e">FAIL</b>' in page and "reversed_direction" in page and "Replay" in page
-    replay = result.verdict["counterexample"]["replay"].split()  # it runs from the checkout, on the kept file
+    replay = result.verdict.counterexample.replay.split()  # it runs from the checkout, on the kept file
     assert replay[replay.index("--file") + 1] == str(result.file) and (ROOT / replay[-1]).is_file()
     result.file.unlink()
     result.file.parent.rmdir()
@@ -158,9 +159,9 @@ def test_what_cannot_be_written_out_is_named(notebook):
         module_source(notebook["shift"], "rel_shift")
     result = check("rel_shift", notebook["shift"])
     assert result.status == "error" and not result.passed and result.file is None
-    message = result.verdict["message"]
+    message = result.verdict.message
     assert message.startswith("'KEY', which your function helper uses") and "source=" in message
-    assert repr(result) == f"rel_shift: ERROR - {result.verdict['message']}"
+    assert repr(result) == f"rel_shift: ERROR - {result.verdict.message}"
     notebook.cell("KEY = 3")  # a plain constant instead: now it can be written, with the tuple's odd members
     text = module_source(notebook["shift"], "rel_shift")
     assert "KEY = 3\n" in text and "SIZES = (1, 2.5, 'three', None, [float(\"inf\")], {'a': frozenset({1})})" in text
@@ -183,15 +184,15 @@ def test_calls_that_grade_nothing_say_why(notebook):
                 return x
             return nested
         """)
-    assert "not the class Norm" in check("rmsnorm", notebook["Norm"]).verdict["message"]
+    assert "not the class Norm" in check("rmsnorm", notebook["Norm"]).verdict.message
     with pytest.raises(NotWritable, match="defined inside another function"):
         module_source(notebook["outer"](), "rel_shift")
-    assert "neither" in check("rel_shift").verdict["message"]
-    message = check("../rel_shift", notebook["outer"]).verdict["message"]
+    assert "neither" in check("rel_shift").verdict.message
+    message = check("../rel_shift", notebook["outer"]).verdict.message
     assert message == "'../rel_shift' is not a problem's name (e.g. 'rel_shift')"
-    assert check("rel_shift", source="no/such/file.py").verdict["message"] == "no file at no/such/file.py"
+    assert check("rel_shift", source="no/such/file.py").verdict.message == "no file at no/such/file.py"
     unknown = check("no_such_problem", source="x = 1\n")  # the command line's usage error
-    assert unknown.status == "error" and "no_such_problem" in unknown.verdict["message"]
+    assert unknown.status == "error" and "no_such_problem" in unknown.verdict.message
     unknown.file.unlink()
     unknown.file.parent.rmdir()
 

@@ -17,21 +17,21 @@ from grader.core.verdict import Part, Status
 from grader.explain import parts
 from grader.problem.problems import ProblemError
 from grader.sandbox.pool import WorkerFailure
-from grader.sandbox.protocol import Reply, Result
+from grader.sandbox.operations import Result, Returned
 
 ATOL, RTOL = 1e-6, 1e-5
 PROBLEM = SimpleNamespace(slug="tiny_model", atol=ATOL, rtol=RTOL, part_names=lambda: ["Scale", "Block", "Model"],
                           hooks=lambda: None)
 
 
-def array_reply(out) -> Reply:
+def array_reply(out) -> Returned:
     out = np.asarray(out)
-    return Reply(ok=True, result=Result("array", out.dtype.name, tuple(out.shape), out))
+    return Returned("part", result=Result("array", out.dtype.name, tuple(out.shape), out))
 
 
-def error_reply(kind="exception", type_="ValueError", message="boom") -> Reply:
-    return Reply(ok=False, error={"kind": kind, "type": type_, "message": message, "file": None, "line": None,
-                                 "during": "call", "traceback": ""})
+def error_reply(kind="exception", type_="ValueError", message="boom") -> Returned:
+    return Returned("part", ok=False, error={"kind": kind, "type": type_, "message": message, "file": None, "line": None,
+                                    "during": "call", "traceback": ""})
 
 
 def trace(x, w0, w1):
@@ -86,13 +86,13 @@ class FakeWorkers:
     def __init__(self, session):
         self.session = session
 
-    def ask(self, header, arrays):
+    def ask(self, request):
         self.session.events.append("request")
-        self.session.requests.append((header, arrays))
+        self.session.requests.append(tuple(request))
 
-    def receive(self, max_bytes):
+    def receive(self, max_bytes, expect):
         header, arrays = self.session.requests[-1]
-        assert max_bytes == header["max_bytes"]
+        assert max_bytes == header["max_bytes"] and expect == header["op"]
         return self.session.answer(header, arrays)
 
     def ready(self):
@@ -231,7 +231,7 @@ def test_a_long_row_shows_its_first_values_and_a_vector_is_the_output():
 
 @pytest.mark.parametrize("reply, sentence", [
     (error_reply(), "it raised ValueError in your function: boom (your file)"),
-    (Reply(ok=True, result=Result("tuple")), "it returned a value of type tuple, not an array"),
+    (Returned("part", result=Result("tuple")), "it returned a value of type tuple, not an array"),
     (array_reply(np.zeros((3, 2), np.float32)), "it returned shape (3, 2), expected (2, 3)"),
 ])
 def test_an_output_that_cannot_be_compared_says_why(reply, sentence):
@@ -241,7 +241,7 @@ def test_an_output_that_cannot_be_compared_says_why(reply, sentence):
 @pytest.mark.parametrize("dtype, shape, says", [("float32", (64, 64), "it returned shape (64, 64), expected (2, 3)"),
                                                  ("bfloat16", (2, 3), "an array of dtype bfloat16 (shape (2, 3))")])
 def test_an_array_whose_bytes_did_not_come_back_is_not_called_no_array(dtype, shape, says):
-    sentence, _ = differs(np.zeros((2, 3), np.float32), Reply(ok=True, result=Result("array", dtype, shape)))
+    sentence, _ = differs(np.zeros((2, 3), np.float32), Returned("part", result=Result("array", dtype, shape)))
     assert "not an array" not in sentence and says in sentence
 
 

@@ -1,4 +1,4 @@
-"""Generic diagnoses from the relation between expected and actual (grader/explain/relations.py).
+"""Generic diagnoses from the relation between expected and actual (grader.explain.relations.diagnose).
 
 Each relation gets a positive case built the way a learner's mistake would produce it, and the
 mistakes that merely look similar must give None: a wrong diagnosis is worse than none.

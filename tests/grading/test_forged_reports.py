@@ -15,8 +15,8 @@ import jsonschema
 import pytest
 
 from conftest import REFERENCE, ROOT
+from grader.core.verdict_report import SCHEMA
 from grader.grading.engine import MALFORMED_TREE
-from grader.render import report as report_module
 
 pytestmark = pytest.mark.grading
 
@@ -25,7 +25,8 @@ FAST = ("--call-time-limit", "4", "--time-limit", "60")
 # -- replies written to the worker's pipe -------------------------------------------------------------------
 
 # The function finds the worker's answer pipe on its own stack and writes a reply of its own there, on the
-# inputs from FROM_T on (under jax.jit, once per traced signature), before the worker writes the real one.
+# inputs from FROM_T on (under jax.jit, once per traced signature), before the worker writes the real one, as
+# the answer to the operation the worker is serving (its name is on the stack too).
 FORGER = REFERENCE["t5_relative_pos"].read_text() + '''
 import json, os, struct, sys
 
@@ -36,7 +37,7 @@ def _send(header, payload=b""):
     frame = sys._getframe()
     while "resp_fd" not in frame.f_locals:
         frame = frame.f_back
-    head = json.dumps(header).encode()
+    head = json.dumps({"op": frame.f_locals["op"], **header}).encode()
     os.write(frame.f_locals["resp_fd"], struct.pack(">I", len(head)) + head + payload)
 
 
@@ -70,7 +71,7 @@ def test_a_reply_that_parses_and_lies_is_an_error_on_the_submission(grade_json, 
     code, report = grade_json("t5_relative_pos", "--file", forger(submission, forged, from_t, payload), *FAST)
     assert (code, report["status"]) == (1, "error")
     assert "broke the grader's protocol: it sent a malformed answer" in report["message"] and said in report["message"]
-    jsonschema.validate(report, report_module.SCHEMA)
+    jsonschema.validate(report, SCHEMA)
 
 
 def test_a_reply_that_says_its_array_was_omitted_reads_as_a_verdict_not_a_traceback(grade, submission):
@@ -142,7 +143,7 @@ def test_a_tree_the_outputs_contradict_is_malformed(grade_json, submission, forg
     assert (code, report["status"]) == (1, "error")
     assert report["message"].startswith(f"{MALFORMED_TREE}: {said}")
     assert report["params_diff"] == []
-    jsonschema.validate(report, report_module.SCHEMA)
+    jsonschema.validate(report, SCHEMA)
 
 
 # A correct Transformer-XL attention, its output scaled (wrong everywhere), whose worker reports u's initial

@@ -10,6 +10,7 @@ import pytest
 
 from conftest import ROOT
 from grader.grading import trusted as trusted_mod
+from grader.grading import trusted_worker
 from grader.problem import problems
 
 
@@ -19,13 +20,13 @@ def test_a_regrade_of_the_same_failure_names_it_again_without_a_reference_worker
     wrong = tmp_path / "t5_attention.py"
     wrong.write_text(problems.load(ROOT, "t5_attention").variants("pitfalls")["scaled_scores"].read_text())
     started = []
-    real = trusted_mod.Worker
+    real = trusted_worker.Worker
 
     def counted(spec, *args, **kwargs):
         started.append(spec)
         return real(spec, *args, **kwargs)
 
-    monkeypatch.setattr(trusted_mod, "Worker", counted)
+    monkeypatch.setattr(trusted_worker, "Worker", counted)
     code, first = grade_json("t5_attention", "--file", wrong)
     assert code == 1 and first["pitfall"]["id"] == "scaled_scores" and started
     started.clear()
@@ -54,7 +55,7 @@ def test_golden_outputs_of_the_known_mistakes_stand_in_for_running_them_while_th
     for name in names:  # every known mistake, on every fixed example, without a worker
         assert set(trusted.caches[f"pitfall_{name}", True].entries) == examples, name
         assert not trusted.caches[f"pitfall_{name}", False].entries  # run eagerly, it may round otherwise
-    assert trusted.worker is None
+    assert trusted.worker.process is None
     toml = checkout / "solutions" / "rmsnorm" / "pitfalls.toml"  # one known mistake edited since
     toml.write_text(toml.read_text().replace("Adds eps after the square root", "Adds eps after the root (edited)", 1))
     edited = trusted_mod.Trusted(problems.load(checkout, "rmsnorm"), use_cache=False)

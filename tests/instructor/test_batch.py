@@ -18,9 +18,9 @@ import jsonschema
 import pytest
 
 from conftest import ROOT, left_behind, live_processes
+from grader.core.verdict_report import SCHEMA
 from grader.commands import graded as run
 from grader.instructor import batch
-from grader.render import report as report_module
 
 import classroom  # noqa: E402  (tests/classroom.py)
 
@@ -79,7 +79,7 @@ def test_a_mixed_class_gets_every_verdict_right(tmp_path, private_cache):
         verdict_text = (out / "verdicts" / f"{row['student']}.json").read_text()
         assert len(verdict_text) < 1 << 20
         verdict = json.loads(verdict_text)
-        jsonschema.validate(verdict, report_module.SCHEMA)
+        jsonschema.validate(verdict, SCHEMA)
         assert verdict["status"] == row["status"] and verdict["problem"] == "rel_shift"
         assert (verdict["pitfall"] or {}).get("id", "") == row["pitfall"]
     by_name = {r["student"]: r for r in rows}
@@ -223,7 +223,7 @@ time.sleep(600)
     assert grandchild not in live_processes()
     row, verdict = batch.outcome("rel_shift", batch.Submission("ann", tmp_path / "ann.py", tmp_path), graded, 3.0)
     assert (row.status, row.score) == ("timeout", 0) and "within 3 s" in row.message
-    jsonschema.validate(json.loads(verdict), report_module.SCHEMA)
+    jsonschema.validate(json.loads(verdict), SCHEMA)
 
 
 def test_a_command_without_a_verdict_is_an_error_row_with_its_last_words(tmp_path):
@@ -232,4 +232,4 @@ def test_a_command_without_a_verdict_is_an_error_row_with_its_last_words(tmp_pat
     assert graded.done.returncode == 1 and not graded.done.timed_out and not graded.graded
     row, verdict = batch.outcome("rel_shift", batch.Submission("ann", tmp_path / "ann.py", tmp_path), graded, 30.0)
     assert (row.status, row.score) == ("error", 0) and "grade broke: reason" in row.message
-    jsonschema.validate(json.loads(verdict), report_module.SCHEMA)
+    jsonschema.validate(json.loads(verdict), SCHEMA)

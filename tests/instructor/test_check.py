@@ -15,8 +15,9 @@ import pytest
 from conftest import ROOT
 from grader.instructor import check
 from grader.problem import problems
+from grader.problem import checkout
 
-SLUGS = problems.slugs(ROOT)
+SLUGS = checkout.slugs(ROOT)
 
 
 PROGRESS: dict[str, list[str]] = {}  # what `grade check` shows on a terminal while it runs, by problem

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from conftest import IN_USER_NAMESPACE, ROOT
-from grader.sandbox import pool
+from grader.sandbox import users
 
 REFERENCE = ROOT / "solutions" / "rel_shift" / "rel_shift.py"
 CORRECT = REFERENCE.read_text()
@@ -217,7 +217,7 @@ def test_without_namespaces_worker_folders_made_in_advance_stop_no_classmates_wo
     klass.mkdir()
     # Graded in this order, two at a time: bob's worker starts while the folders are being made.
     (klass / "a_makes_worker_folders.py").write_text(CORRECT + HOSTILE + MAKES_WORKER_FOLDERS.format(
-        first=pool.LEARNER_UIDS[0], count=pool.LEARNER_UIDS[1], seconds=6))
+        first=users.LEARNER_UIDS[0], count=users.LEARNER_UIDS[1], seconds=6))
     (klass / "b_alice.py").write_text(CORRECT)
     (klass / "c_bob.py").write_text(CORRECT)
     done = run_batch(ROOT, OWN_IDS, klass, tmp_path / "grades", tmp_path / "cache", "--jobs", "2")
@@ -304,7 +304,7 @@ def test_where_workers_share_one_user_a_submission_reaches_no_classmate_and_leav
     (`--jobs 2` notwithstanding, the class is graded one at a time), and the files it left in /tmp,
     /var/tmp and /dev/shm are gone after the batch."""
     name = f"left-{uuid.uuid4().hex}"
-    folders = [folder for folder in pool.TEMPORARY if os.path.isdir(folder)]  # /var/tmp may not exist
+    folders = [folder for folder in users.TEMPORARY if os.path.isdir(folder)]  # /var/tmp may not exist
     left = [os.path.join(folder, name) for folder in folders]
     klass = tmp_path / "class"
     klass.mkdir()

@@ -12,6 +12,8 @@ import pytest
 from grader.commands.learner import load_hints
 from grader.instructor import new
 from grader.problem import problems
+from grader.problem import checkout as checkout_module
+from grader.problem.checkout import slugs
 
 SLUG = "alibi_bias"
 FILES = {f"problems/{SLUG}/{name}" for name in
@@ -65,7 +67,7 @@ def test_new_from_inside_the_checkout_writes_at_its_root(checkout, monkeypatch):
 def test_what_new_writes_loads_as_a_problem(checkout):
     assert new.main([SLUG]) == 0
     problem = problems.load(checkout, SLUG)
-    assert problems.slugs(checkout) == [SLUG]
+    assert slugs(checkout) == [SLUG]
     assert (problem.slug, problem.args, problem.output_dtype) == (SLUG, {"seed": "int", "x": "array:float32"}, "float32")
     assert (problem.rtol, problem.atol, problem.exact, problem.max_examples) == (1e-5, 1e-6, False, 20)
     assert problem.parts() == [] and not problem.moves_parameters  # a function, not a model
@@ -120,7 +122,7 @@ def test_outside_any_checkout_nothing_is_written(tmp_path, monkeypatch, capsys):
     def nowhere(start=None):
         raise problems.UsageError(f"no kata checkout (a folder with problems/ and solutions/) at or above {tmp_path}")
 
-    monkeypatch.setattr(problems, "find_root", nowhere)
+    monkeypatch.setattr(checkout_module, "find_root", nowhere)
     monkeypatch.chdir(tmp_path)
     assert new.main([SLUG]) == 2
     assert capsys.readouterr().err.startswith("grade: no kata checkout")

@@ -135,8 +135,8 @@ def test_the_reference_calls_kept_are_keyed_by_the_parts_recorded(tmp_path, monk
     trusted = Trusted(problem)
     asked = []
     reply = SimpleNamespace(ok=True, calls=[{"path": "x"}], arrays=[])
-    monkeypatch.setattr(trusted, "start", lambda: SimpleNamespace(request=lambda header, arrays: asked.append(header)))
-    monkeypatch.setattr(trusted, "_receive", lambda *a, **k: reply)
+    monkeypatch.setattr(trusted.worker, "start", lambda: SimpleNamespace(request=lambda header, arrays: asked.append(header)))
+    monkeypatch.setattr(trusted.worker, "receive", lambda *a, **k: reply)
     args = problem.examples[0].args
     trusted.capture(args)
     trusted.capture(args)

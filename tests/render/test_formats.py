@@ -21,10 +21,11 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
+from grader.core.verdict_report import SCHEMA, Report
+from grader.core.verdict import Status
 from grader.instructor import gradescope
 from grader.render import formats, text
 from grader.sandbox import zygote
-from grader.render import report as report_module
 
 GRADE = Path(sys.executable).with_name("grade")
 PROBLEMS = ["rel_shift", "t5_relative_pos", "t5_causal_relative_pos"]  # correct, wrong, missing below
@@ -70,6 +71,7 @@ def build(*argv, cwd: Path = ROOT) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """Every grading of this file, started together: ``verdicts`` (name -> the object `grade --json` printed),
+    ``reports`` (name -> that object read as a Report),
     ``folders`` (name -> the submission's folder), and the autograder's run on a fake /autograder tree. Every
     test using it is marked `grading`: the fast lane's guard, set up for each test, comes after it."""
     base = tmp_path_factory.mktemp("formats")
@@ -97,18 +99,18 @@ def runs(tmp_path_factory):
            "GRADE_CACHE_DIR": str(cache)}
     autograder = subprocess.Popen(["bash", str(tree / "source" / "run_autograder")], cwd=base, env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    verdicts = {}
+    verdicts, reports = {}, {}
     try:
         for name, process in started.items():
             out, err = process.communicate(timeout=120)
             assert out.strip(), f"grade printed nothing for {name} (exit {process.returncode}): {err[-3000:]}"
-            verdicts[name] = json.loads(out)
+            verdicts[name], reports[name] = json.loads(out), Report.from_json(out)
             assert process.returncode == (0 if name == "pass_flood" else 1), (verdicts[name], err)
         log, _ = autograder.communicate(timeout=180)
     finally:
         for process in [*started.values(), autograder]:
             process.kill()
-    return {"verdicts": verdicts, "folders": folders, "zip": zip_path, "tree": tree, "log": log,
+    return {"verdicts": verdicts, "reports": reports, "folders": folders, "zip": zip_path, "tree": tree, "log": log,
             "returncode": autograder.returncode, "cache": cache}
 
 
@@ -133,9 +135,9 @@ def exercism_shape(results: dict, verdict: dict) -> None:
 
 @pytest.mark.grading
 def test_exercism_pass_cuts_a_flood_of_printing_to_500_characters(runs):
-    verdict = runs["verdicts"]["pass_flood"]
+    verdict, report = runs["verdicts"]["pass_flood"], runs["reports"]["pass_flood"]
     assert verdict["status"] == "pass" and len(verdict["output"]) > 2000
-    results = formats.exercism(verdict)
+    results = formats.exercism(report)
     exercism_shape(results, verdict)
     assert results["status"] == "pass" and {t["status"] for t in results["tests"]} == {"pass"}
     assert not any("message" in t or "test_code" in t for t in results["tests"])
@@ -147,10 +149,10 @@ def test_exercism_pass_cuts_a_flood_of_printing_to_500_characters(runs):
 
 @pytest.mark.grading
 def test_exercism_fail_names_the_mistake_and_writes_the_failing_call_as_code(runs):
-    verdict = runs["verdicts"]["pitfall"]
+    verdict, report = runs["verdicts"]["pitfall"], runs["reports"]["pitfall"]
     _, entry = known_mistake("rel_shift", "pad_wrong_side")
     assert verdict["status"] == "fail" and verdict["pitfall"]["id"] == entry["id"], verdict["message"]
-    results = formats.exercism(verdict)
+    results = formats.exercism(report)
     exercism_shape(results, verdict)
     assert results["status"] == "fail"
     failing = [t for t in results["tests"] if t["status"] == "fail"]
@@ -169,22 +171,22 @@ def test_exercism_fail_names_the_mistake_and_writes_the_failing_call_as_code(run
 
 @pytest.mark.grading
 def test_exercism_error_when_no_test_returned_a_value(runs):
-    verdict = runs["verdicts"]["error"]
+    verdict, report = runs["verdicts"]["error"], runs["reports"]["error"]
     folder = str(runs["folders"]["error"])
     assert verdict["status"] == "error"
-    results = formats.exercism(verdict)
+    results = formats.exercism(report)
     exercism_shape(results, verdict)
     assert results["status"] == "error" and {t["status"] for t in results["tests"]} == {"error"}
     assert "ValueError" in results["message"] and "boom from the learner" in results["message"]
     assert "<solution-dir>/rel_shift.py" in results["message"] and folder not in json.dumps(results)
-    assert formats.exercism(verdict, solution_dir="/elsewhere")["message"].count(folder) >= 1
+    assert formats.exercism(report, solution_dir="/elsewhere")["message"].count(folder) >= 1
 
 
 @pytest.mark.grading
 def test_exercism_a_time_limit_after_a_passing_test_is_a_failed_run_with_an_erred_test(runs):
-    verdict = runs["verdicts"]["timeout_after_pass"]
+    verdict, report = runs["verdicts"]["timeout_after_pass"], runs["reports"]["timeout_after_pass"]
     assert verdict["status"] == "timeout"
-    results = formats.exercism(verdict)
+    results = formats.exercism(report)
     exercism_shape(results, verdict)
     statuses = [t["status"] for t in results["tests"]]
     assert results["status"] == "fail" and statuses[0] == "pass" and "error" in statuses
@@ -194,9 +196,9 @@ def test_exercism_a_time_limit_after_a_passing_test_is_a_failed_run_with_an_erre
 
 @pytest.mark.grading
 def test_exercism_the_untouched_stub_is_an_error_saying_what_to_do(runs):
-    verdict = runs["verdicts"]["not_started"]
+    verdict, report = runs["verdicts"]["not_started"], runs["reports"]["not_started"]
     assert verdict["status"] == "not_started"
-    results = formats.exercism(verdict)
+    results = formats.exercism(report)
     exercism_shape(results, verdict)
     assert results["status"] == "error" and "NotImplementedError" in results["message"]
     assert all(t["status"] == "error" and "test_code" not in t for t in results["tests"])
@@ -213,7 +215,7 @@ def test_exercism_output_limit_at_its_boundary():
 @pytest.mark.grading
 def test_gradescope_scores_each_problem_all_or_nothing_with_its_checks_as_feedback(runs):
     verdicts = list(runs["verdicts"].values())
-    results = formats.gradescope(verdicts, 2.5, visibility="after_due_date", execution_time=12.345)
+    results = formats.gradescope(list(runs["reports"].values()), 2.5, visibility="after_due_date", execution_time=12.345)
     assert results["score"] == 2.5 * sum(v["status"] == "pass" for v in verdicts)
     assert results["execution_time"] == 12.35 and results["visibility"] == "after_due_date"
     assert results["stdout_visibility"] == "hidden"
@@ -248,8 +250,8 @@ def test_gradescope_refuses_what_it_does_not_know():
 
 
 def test_a_problem_nothing_graded_has_the_verdicts_shape():
-    unrun = report_module.not_graded("rel_shift", "not_started", "Your submission has no rel_shift.py.")
-    jsonschema.validate(unrun, report_module.SCHEMA)
+    unrun = Report.not_graded("rel_shift", Status.NOT_STARTED, "Your submission has no rel_shift.py.")
+    jsonschema.validate(json.loads(unrun.to_json()), SCHEMA)
     results = formats.gradescope([unrun])
     assert results["score"] == 0 and [t["name"] for t in results["tests"]] == ["rel_shift"]
     assert "no rel_shift.py" in results["tests"][0]["output"]
@@ -378,3 +380,31 @@ def test_run_autograder_writes_results_when_grading_breaks_or_cannot_start(runs,
         assert written["score"] == 0 and says in json.dumps(written)
         assert "something broke" not in json.dumps(written)  # grade's stderr is for the instructors' log
     assert "something broke" in done.stdout or venv_path.name == "no-venv"
+
+
+# -- the table of formats -------------------------------------------------------------------------------
+
+def test_the_commands_format_choices_are_the_tables_rows():
+    from grader import cli
+
+    choices = next(a.choices for a in cli.grade_parser()._actions if a.dest == "format")
+    assert list(choices) == list(formats.FORMATS) == ["text", "json", "exercism", "gradescope"]
+    assert [n for n, f in formats.FORMATS.items() if f.to_file] == ["exercism", "gradescope"]
+
+
+def test_each_format_writes_its_function_of_the_report():
+    report = Report.not_graded("rel_shift", Status.ERROR, "no file at x.py")
+    assert formats.FORMATS["text"].write(report) == text.render(report) == "rel_shift: ERROR - no file at x.py"
+    assert formats.FORMATS["json"].write(report) == report.to_json()
+    assert json.loads(formats.FORMATS["exercism"].write(report)) == formats.exercism(report)
+    assert json.loads(formats.FORMATS["gradescope"].write(report)) == formats.gradescope([report])
+
+
+def test_the_platforms_show_what_two_processes_printed_without_the_graders_line():
+    from grader.core.verdict import SECOND_PROCESS
+
+    report = Report("rel_shift", Status.PASS, "ok", output=f"first\n\n{SECOND_PROCESS}\nsecond\n")
+    results = formats.exercism(report)
+    assert results["tests"] == [] and SECOND_PROCESS not in formats.describe(report)
+    assert "  | first\n  | \n  | second" in formats.describe(report)
+    assert SECOND_PROCESS in text.render(report)  # the command line's report says where the second one starts

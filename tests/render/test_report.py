@@ -1,5 +1,5 @@
-"""The report: one JSON object that fits report.SCHEMA and stays small, and a text that learner code
-cannot draw on. Verdicts are built by hand; nothing here runs a worker."""
+"""The report built from a verdict (grader/render/report.py): one JSON object that fits SCHEMA and stays
+small, and a text that learner code cannot draw on. Verdicts are built by hand; nothing here runs a worker."""
 
 import dataclasses
 import json
@@ -8,6 +8,7 @@ import jsonschema
 import numpy as np
 import pytest
 
+from grader.core.verdict_report import SCHEMA, VALUES_SHOWN, Report
 from grader.problem import cases, problems
 from grader.render import report, text
 from grader.core.compare import compare
@@ -62,16 +63,20 @@ def one_value_wrong(problem):
 
 
 def as_json(problem, verdict, replay=None):
-    text = report.to_json(problem, verdict, replay)
+    text = report.build(problem, verdict, replay).to_json()
     obj = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))
-    jsonschema.validate(obj, report.SCHEMA)
+    jsonschema.validate(obj, SCHEMA)
     return text, obj
+
+
+def as_text(problem, verdict, replay):
+    return text.render(report.build(problem, verdict, replay))
 
 
 # -- JSON: the schema ------------------------------------------------------------------------------------
 
 def test_schema_is_a_valid_draft_2020_12_schema():
-    jsonschema.Draft202012Validator.check_schema(report.SCHEMA)
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
 
 
 def test_a_pass_fits_the_schema_with_no_counterexample(t5):
@@ -104,11 +109,11 @@ def test_an_error_fits_the_schema_with_its_traceback(t5):
 
 @pytest.mark.parametrize("problem", ["t5_relative_pos", None])
 def test_a_usage_error_fits_the_schema(problem):
-    obj = json.loads(report.usage_error_json(problem, "unknown problem 't5'"))
-    jsonschema.validate(obj, report.SCHEMA)
+    obj = json.loads(Report.not_graded(problem, Status.ERROR, "unknown problem 't5'").to_json())
+    jsonschema.validate(obj, SCHEMA)
     assert (obj["problem"], obj["status"], obj["message"]) == (problem, "error", "unknown problem 't5'")
     assert obj["diagnosis"] is None and obj["first_wrong_part"] is None
-    assert set(obj) == set(report.SCHEMA["required"])
+    assert set(obj) == set(SCHEMA["required"])
 
 
 def test_a_diagnosis_and_the_first_wrong_part_fit_the_schema_and_the_candidates_stay_out(t5):
@@ -121,7 +126,7 @@ def test_a_diagnosis_and_the_first_wrong_part_fit_the_schema_and_the_candidates_
     assert obj["first_wrong_part"] == {"path": "decoder_0/self_attn",
                                        "message": "SelfAttention(x: 1 × 3 × 8): 24 of 24 values differ",
                                        "details": ["Expected (3 × 8):", "  [0] 0.1 0.2"]}
-    assert set(obj) == set(report.SCHEMA["required"])
+    assert set(obj) == set(SCHEMA["required"])
     assert "candidates" not in text and "no_clamp" not in text
 
 
@@ -159,7 +164,7 @@ def test_a_50_million_value_answer_is_cut_to_a_window_and_keeps_the_json_under_1
     cx = obj["counterexample"]
     assert len(text.encode()) < MiB
     assert cx["actual_shape"] == [5000, 10000] and cx["actual_truncated"] is True
-    assert cx["actual"] == list(range(report.VALUES_SHOWN))
+    assert cx["actual"] == list(range(VALUES_SHOWN))
 
 
 def test_json_stays_under_1_mib_when_every_learner_string_is_as_long_and_escaped_as_can_be(t5):
@@ -183,14 +188,14 @@ def test_printed_output_is_capped_in_the_json_even_past_the_run_layers_cut(t5):
 
 def test_ansi_escapes_and_carriage_returns_in_printed_output_are_written_out(t5):
     verdict = Verdict(t5.slug, Status.FAIL, "2 of 16 values differ", output="\x1b[2J\x1b[Hwiped\rover\bx\x7f\x9b\n")
-    text = report.to_text(t5, verdict, None)
+    text = as_text(t5, verdict, None)
     assert not any(ch in text for ch in "\x1b\r\b\x7f\x9b")
     assert "  | \\x1b[2J\\x1b[Hwiped\\rover\\x08x\\x7f\\x9b" in text
 
 
 def test_a_printed_verdict_line_stays_inside_the_printed_block(t5):
     fake = "t5_relative_pos: PASS - all 21 cases match\nPASS"
-    text = report.to_text(t5, Verdict(t5.slug, Status.FAIL, "2 of 16 values differ", output=fake), None)
+    text = as_text(t5, Verdict(t5.slug, Status.FAIL, "2 of 16 values differ", output=fake), None)
     lines = text.splitlines()
     assert lines[0].startswith("t5_relative_pos: FAIL")
     assert "  | t5_relative_pos: PASS - all 21 cases match" in lines and "  | PASS" in lines
@@ -199,14 +204,14 @@ def test_a_printed_verdict_line_stays_inside_the_printed_block(t5):
 
 def test_control_characters_in_an_error_message_and_traceback_are_written_out(t5):
     message = "bad\x1b[2K\rt5_relative_pos: PASS"
-    text = report.to_text(t5, erroring(t5, message, traceback=TRACEBACK + message), None)
+    text = as_text(t5, erroring(t5, message, traceback=TRACEBACK + message), None)
     assert "\x1b" not in text and "\r" not in text
     assert text.splitlines()[0].endswith("bad\\x1b[2K\\rt5_relative_pos: PASS")
     assert "  IndexError: index 4 is out of bounds for axis 0 with size 4" in text.splitlines()
 
 
 def test_a_newline_in_an_error_message_cannot_start_a_line_of_its_own(t5):
-    text = report.to_text(t5, erroring(t5, "oops\nt5_relative_pos: PASS - all good"), None)
+    text = as_text(t5, erroring(t5, "oops\nt5_relative_pos: PASS - all good"), None)
     assert text.splitlines()[0].endswith("oops\\nt5_relative_pos: PASS - all good")
     assert not any(line.startswith("t5_relative_pos: PASS") for line in text.splitlines())
 
@@ -219,18 +224,18 @@ def test_the_json_escapes_control_characters_too(t5):
 # -- text: what it shows ---------------------------------------------------------------------------------
 
 def test_the_isolation_note_appears_when_code_ran_without_isolation(t5):
-    text = report.to_text(t5, Verdict(t5.slug, Status.PASS, "ok", isolation="none", examples_run=3), None)
+    text = as_text(t5, Verdict(t5.slug, Status.PASS, "ok", isolation="none", examples_run=3), None)
     assert text.count("without isolation") == 1
 
 
 def test_no_isolation_note_appears_when_code_ran_in_namespaces(t5):
-    text = report.to_text(t5, Verdict(t5.slug, Status.PASS, "ok", isolation="namespaces"), None)
+    text = as_text(t5, Verdict(t5.slug, Status.PASS, "ok", isolation="namespaces"), None)
     assert "isolation" not in text
 
 
 def test_a_failure_shows_the_call_both_grids_the_marks_and_the_replay(t5):
     verdict = failing(t5, one_value_wrong(t5), pitfall=Pitfall("swapped_direction", "You swapped i and j."))
-    text = report.to_text(t5, verdict, "grade t5_relative_pos --replay case.json")
+    text = as_text(t5, verdict, "grade t5_relative_pos --replay case.json")
     assert text.splitlines()[0] == "t5_relative_pos: FAIL - 1 of 16 values differ (exact)"
     assert "Likely mistake (swapped_direction): You swapped i and j." in text
     assert "Called t5_relative_pos(seed=0, T=4, num_buckets=8, max_distance=16)" in text
@@ -241,7 +246,7 @@ def test_a_failure_shows_the_call_both_grids_the_marks_and_the_replay(t5):
 
 def test_a_warning_check_is_shown_and_a_passing_one_is_not(t5):
     checks = [Check("jit", Status.WARN, "graded eagerly"), Check("examples", Status.PASS, "1 of 1")]
-    text = report.to_text(t5, Verdict(t5.slug, Status.PASS, "ok", checks=checks), None)
+    text = as_text(t5, Verdict(t5.slug, Status.PASS, "ok", checks=checks), None)
     assert "Warning (jit): graded eagerly" in text and "examples" not in text
 
 

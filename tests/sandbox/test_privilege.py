@@ -19,7 +19,8 @@ import pytest
 
 from conftest import IN_USER_NAMESPACE, REFERENCE, ROOT
 from grader.problem import problems
-from grader.sandbox import config, isolation, pool
+from grader.problem import checkout
+from grader.sandbox import config, isolation, users
 
 CORRECT = REFERENCE["t5_relative_pos"].read_text()
 CONFINED = isolation.probe() is None
@@ -103,7 +104,7 @@ def test_a_root_graders_confined_code_is_an_unprivileged_user_of_its_own(tmp_pat
     report = grade_probe(tmp_path)
     assert report["isolation"] == "namespaces"
     assert_unprivileged(report["output"])
-    assert int(facts(report["output"])["uid"].split()[0]) == pool.LEARNER_UIDS[0]
+    assert int(facts(report["output"])["uid"].split()[0]) == users.LEARNER_UIDS[0]
 
 
 ROOT_REFUSED = subprocess.run([sys.executable, "-c", IN_USER_NAMESPACE, "-c", "pass"], capture_output=True,
@@ -126,7 +127,7 @@ def test_where_root_is_refused_namespaces_learner_code_holds_no_privilege_either
     assert report["isolation"] == "user"
     printed = report["output"]
     assert_unprivileged(printed)
-    assert int(facts(printed)["uid"].split()[0]) > pool.LEARNER_UIDS[0]  # a user of this worker's own
+    assert int(facts(printed)["uid"].split()[0]) > users.LEARNER_UIDS[0]  # a user of this worker's own
 
 
 @pytest.mark.grading
@@ -141,7 +142,7 @@ def test_with_the_checkout_on_pythonpath_the_worker_sees_no_checkout_and_no_inst
     path = eval(facts(printed)["path"])  # noqa: S307  (a list literal the probe printed)
     assert str(ROOT) not in path and "" not in path and all(p.startswith("/") for p in path), path
     env = eval(facts(printed)["env"])  # noqa: S307
-    assert "INSTRUCTOR_TOKEN" not in env and "PYTHONPATH" not in env and problems.SECRET_VARIABLE not in env
+    assert "INSTRUCTOR_TOKEN" not in env and "PYTHONPATH" not in env and checkout.SECRET_VARIABLE not in env
 
 
 LATER_KATA = '''
@@ -174,11 +175,11 @@ def test_a_later_katas_stub_is_not_in_view(grade_json, submission):
 
 def test_the_workers_environment_is_an_allow_list(monkeypatch):
     monkeypatch.setenv("INSTRUCTOR_TOKEN", "secret-token")
-    monkeypatch.setenv(problems.SECRET_VARIABLE, "1")
+    monkeypatch.setenv(checkout.SECRET_VARIABLE, "1")
     monkeypatch.setenv("GRADE_HIDE", "/class")
     monkeypatch.setenv("JAX_ENABLE_X64", "0")
     env = config.worker_env()
-    assert not {"INSTRUCTOR_TOKEN", problems.SECRET_VARIABLE, "GRADE_HIDE"} & set(env)
+    assert not {"INSTRUCTOR_TOKEN", checkout.SECRET_VARIABLE, "GRADE_HIDE"} & set(env)
     assert env["JAX_ENABLE_X64"] == "0" and env["PATH"] == os.environ["PATH"]
 
 
@@ -197,7 +198,7 @@ def test_a_symbolic_link_given_to_grade_file_is_refused(tmp_path):
     link = tmp_path / "t5_relative_pos.py"
     link.symlink_to(secret)
     with pytest.raises(problems.UsageError, match="symbolic link"):
-        problems.graded_file(link)
+        checkout.graded_file(link)
 
 
 FILLS_SHM = CORRECT + '''
@@ -229,5 +230,5 @@ def test_where_root_is_refused_namespaces_temporary_files_are_bounded_in_total(t
                            str(learner), "--json"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     report = json.loads(done.stdout)
     assert (report["status"], report["isolation"]) == ("error", "user"), report["message"]
-    assert f"more than {pool.TEMPORARY_LIMIT >> 20} MiB" in report["message"]
-    assert not [p for p in Path("/dev/shm").glob("fill-*") if p.lstat().st_uid >= pool.LEARNER_UIDS[0]]
+    assert f"more than {users.TEMPORARY_LIMIT >> 20} MiB" in report["message"]
+    assert not [p for p in Path("/dev/shm").glob("fill-*") if p.lstat().st_uid >= users.LEARNER_UIDS[0]]

@@ -20,9 +20,9 @@ import jsonschema
 import pytest
 
 from conftest import IN_USER_NAMESPACE, REFERENCE, ROOT, left_behind, live_processes
+from grader.core.verdict_report import SCHEMA
 from grader.problem import problems
-from grader.sandbox import isolation, pool
-from grader.render import report as report_module
+from grader.sandbox import isolation, users
 
 CORRECT = REFERENCE["t5_relative_pos"].read_text()
 FAST = ("--call-time-limit", "4", "--time-limit", "60")
@@ -156,7 +156,8 @@ def t5_relative_pos(seed, T, num_buckets, max_distance):
 
 # -- replies are untrusted input ------------------------------------------------------------------------
 
-# The learner's function finds the worker's answer pipe on its own stack and writes its own "reply".
+# The learner's function finds the worker's answer pipe on its own stack and writes its own "reply" to the
+# operation the worker is serving (whose name is on the stack too).
 FORGER = CORRECT + '''
 import json, os, struct, sys
 
@@ -167,7 +168,7 @@ def _send(header, payload=b""):
     frame = sys._getframe()
     while "resp_fd" not in frame.f_locals:
         frame = frame.f_back
-    head = header if isinstance(header, bytes) else json.dumps(header).encode()
+    head = header if isinstance(header, bytes) else json.dumps({"op": frame.f_locals["op"], **header}).encode()
     os.write(frame.f_locals["resp_fd"], struct.pack(">I", len(head)) + head + payload)
 
 
@@ -187,7 +188,7 @@ def test_a_malformed_reply_is_a_clean_error(grade_json, submission):
     code, report = grade_json("t5_relative_pos", "--file", submission(source), *FAST)
     assert (code, report["status"]) == (1, "error")
     assert "protocol" in report["message"] and "do not make" in report["message"]
-    jsonschema.validate(report, report_module.SCHEMA)
+    jsonschema.validate(report, SCHEMA)
 
 
 def test_a_huge_wrong_shaped_answer_fails_on_its_shape_with_a_small_report(grade, submission):
@@ -440,7 +441,7 @@ def test_where_root_is_refused_namespaces_learner_code_runs_as_an_unprivileged_u
     printed = report["output"]
     uids = {int(line.split()[1]) for line in printed.splitlines() if line.startswith("uid ")}
     if ids == "own":
-        assert uids and all(uid >= pool.LEARNER_UIDS[0] for uid in uids), printed
+        assert uids and all(uid >= users.LEARNER_UIDS[0] for uid in uids), printed
         tmpdirs = {line.split()[1]: line.split()[2] for line in printed.splitlines() if line.startswith("tmpdir ")}
         assert {uid for uid in uids if any(t.startswith(f"/tmp/grade-learner-{uid}-") for t in tmpdirs)} == uids
         assert set(tmpdirs.values()) == {"0o700"}, printed
@@ -453,7 +454,7 @@ def test_where_root_is_refused_namespaces_learner_code_runs_as_an_unprivileged_u
     assert f"refused {secret}" in printed and f"refused {tmp_path / 'cache'}" in printed
     assert "refused kill" in printed and "refused setuid" in printed
     assert not any(word in printed for word in ("READ", "KILLED", "BECAME"))
-    jsonschema.validate(report, report_module.SCHEMA)
+    jsonschema.validate(report, SCHEMA)
 
     # An ordinary user (a learner's machine) has no other user to become: its workers stay that user (the
     # verdict then says "none", as in the test above).
@@ -463,7 +464,7 @@ def test_where_root_is_refused_namespaces_learner_code_runs_as_an_unprivileged_u
         os.setgroups([])
         os.setresgid(65534, 65534, 65534)
         os.setresuid(65534, 65534, 65534)
-        os.write(write, repr(pool.learner_user({})).encode())
+        os.write(write, repr(users.learner_user({})).encode())
         os._exit(0)
     os.close(write)
     os.waitpid(pid, 0)

@@ -1,4 +1,4 @@
-"""What the notebook's check() reads of the learner's cells (grader.commands.notebook): it runs nothing of
+"""What the notebook's check() reads of the learner's cells and writes out (grader/commands/notebook_writer.py): it runs nothing of
 theirs in the notebook's process, and the module it writes holds the defaults the learner's functions hold
 when check() is called.
 
@@ -119,7 +119,7 @@ def test_a_module_name_with_its_own_eq_runs_nothing_in_the_notebook(notebook, he
     assert isinstance(refused, NotWritable)
     assert str(refused).startswith("'helper', which your function shift uses, carries a __module__ that is an "
                                    "object of type Odd rather than a string")
-    assert result.status == "error" and result.verdict["message"] == str(refused) and result.file is None
+    assert result.status == "error" and result.verdict.message == str(refused) and result.file is None
     assert fires(notebook, lambda: notebook["helper"].__module__ == "__main__")
 
 
@@ -174,7 +174,7 @@ def test_a_problem_name_of_the_learners_own_class_runs_nothing(notebook):
     notebook.cell(CORRECT_SHIFT)
     result = armed(notebook, lambda: check(notebook["Odd"](), notebook["my_shift"]))
     assert not notebook.marker.exists()
-    assert result.verdict["message"] == "an object of type Odd is not a problem's name (e.g. 'rel_shift')"
+    assert result.verdict.message == "an object of type Odd is not a problem's name (e.g. 'rel_shift')"
     assert fires(notebook, lambda: repr(notebook["Odd"]()))
 
 
@@ -183,7 +183,7 @@ def test_a_source_of_the_learners_own_class_is_refused_running_nothing(notebook)
     result = armed(notebook, lambda: check("rel_shift", source=notebook["Where"]()))
     assert not notebook.marker.exists()
     assert result.status == "error" and result.file is None
-    assert result.verdict["message"].startswith("source= takes the module's text or its path")
+    assert result.verdict.message.startswith("source= takes the module's text or its path")
     assert fires(notebook, lambda: notebook["Where"]().__fspath__())
 
 
