@@ -70,3 +70,23 @@ def test_a_mark_is_written_after_what_was_printed(capfd):
     print("before")
     assert worker.mark({"text": "[grader mark 1]"}, []) == ({"ok": True}, [])
     assert capfd.readouterr().out == "before\n[grader mark 1]"
+
+
+def test_a_reply_the_grader_no_longer_reads_ends_the_worker_quietly(monkeypatch, capfd):
+    """The grader closed its end (its run ended while a second process was still answering): the worker
+    leaves at once, printing nothing the report would show as the learner's output."""
+    import os
+
+    left = []
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    monkeypatch.setattr(worker.os, "_exit", lambda code: left.append(code))
+    worker.send(write_end, {"op": "call", "ok": True})
+    os.close(write_end)
+    assert left == [0]
+    assert capfd.readouterr() == ("", "")
+    r, w = os.pipe()
+    worker.send(w, {"op": "mark", "ok": True})  # an open pipe gets the reply
+    os.close(w)
+    assert os.read(r, 1 << 16) and left == [0]
+    os.close(r)
