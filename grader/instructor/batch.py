@@ -20,7 +20,9 @@ grades looks for it, so they fork their workers from it instead of each importin
 The gradebook (``DIR/gradebook.csv``, one row per submission, sorted by student) is rewritten as each
 grade ends, so an interrupted batch keeps the rows done so far; ``DIR/verdicts/<student>.json`` holds the
 JSON verdict as the command printed it (or, where the command printed none, an object of the same
-schema that says why). An existing gradebook is never replaced unless ``--force`` is given.
+schema that says why). An existing gradebook is never replaced unless ``--force`` is given. When the batch
+ends (interrupted too), ``DIR/summary.json`` and ``DIR/class.html`` say which mistakes the class made, most
+frequent first (:mod:`grader.instructor.class_report`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from grader.problem import checkout
 from grader.core.submission import Refused, hidden_with, private_copy, shown
 
 COLUMNS = ("student", "file", "status", "score", "pitfall", "message", "duration_s")
+CLASS_FILES = ("summary.json", "class.html")  # beside the gradebook: the class's mistakes (class_report)
 MESSAGE_CAP = 500  # characters of a verdict's message in the gradebook (the verdict file has it all)
 GRACE_SECONDS = 30.0  # past the command's own time limit, before the batch kills it
 
@@ -162,8 +165,8 @@ def grade_command(slug: str, file: Path, args: argparse.Namespace) -> list[str]:
 
 
 def outcome(slug: str, sub: Submission, graded: Graded | None, limit: float,
-            copy: Path | None = None) -> tuple[Row, str]:
-    """The gradebook's row and the verdict file's text for a submission (``graded`` None: not graded), which
+            copy: Path | None = None) -> tuple[Row, Report]:
+    """The gradebook's row and the verdict for a submission (``graded`` None: not graded), which
     name the student's file where the verdict names the private ``copy`` it was graded from."""
     if graded is None:
         return verdict_row(sub, Report.not_graded(slug, Status.ERROR, sub.missing or "not graded"), 0.0)
@@ -181,10 +184,10 @@ def outcome(slug: str, sub: Submission, graded: Graded | None, limit: float,
     return verdict_row(sub, why, done.seconds)
 
 
-def verdict_row(sub: Submission, verdict: Report, seconds: float) -> tuple[Row, str]:
+def verdict_row(sub: Submission, verdict: Report, seconds: float) -> tuple[Row, Report]:
     row = Row(sub.student, shown(sub.file), verdict.status.value, int(verdict.passed),
               verdict.pitfall.id if verdict.pitfall else "", one_line(verdict.message, MESSAGE_CAP), round(seconds, 2))
-    return row, verdict.to_json() + "\n"
+    return row, verdict
 
 
 def one_line(text: str, cap: int) -> str:
@@ -198,11 +201,13 @@ def one_line(text: str, cap: int) -> str:
 
 
 class Gradebook:
-    """``DIR/gradebook.csv`` and ``DIR/verdicts/``, rewritten as rows come in."""
+    """``DIR/gradebook.csv`` and ``DIR/verdicts/``, rewritten as rows come in; ``DIR/summary.json`` and
+    ``DIR/class.html`` (:mod:`grader.instructor.class_report`) once the batch ends."""
 
     def __init__(self, folder: Path, order: list[str]):
         self.folder, self.order = folder, order
         self.rows: dict[str, Row] = {}
+        self.verdicts: dict[str, Report] = {}
 
     @property
     def path(self) -> Path:
@@ -218,15 +223,16 @@ class Gradebook:
                                       f"--force to replace that batch's gradebook and verdicts, or --out for another folder")
         if self.folder.exists() and not self.folder.is_dir():
             raise problems.UsageError(f"{self.folder} is a file, not a folder for the gradebook")
-        for path in earlier:
-            path.unlink()
+        for path in earlier + [self.folder / name for name in CLASS_FILES]:
+            path.unlink(missing_ok=True)
         verdicts.mkdir(parents=True, exist_ok=True)
 
-    def add(self, row: Row, verdict: str) -> None:
+    def add(self, row: Row, verdict: Report) -> None:
         from grader.core.files import write_text
 
-        write_text(self.folder / "verdicts" / f"{row.student}.json", verdict)
+        write_text(self.folder / "verdicts" / f"{row.student}.json", verdict.to_json() + "\n")
         self.rows[row.student] = row
+        self.verdicts[row.student] = verdict
         self.write()
 
     def write(self) -> None:
@@ -241,6 +247,14 @@ class Gradebook:
                 writer.writerow([cell(row.student), cell(row.file), row.status, row.score, row.pitfall,
                                  cell(row.message), f"{row.duration_s:.2f}"])
         write_text(self.path, text.getvalue())
+
+    def write_class(self, problem: str) -> Path:
+        """The class's summary of the rows so far, beside the gradebook; the page's path."""
+        from grader.instructor import class_report
+
+        graded = [class_report.Graded(name, self.verdicts[name], self.rows[name].duration_s)
+                  for name in self.order if name in self.rows]
+        return class_report.write(self.folder, [class_report.summarize(problem, graded)])[1]
 
 
 def cell(text: str) -> str:
@@ -303,7 +317,9 @@ class Progress:
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="grade batch", description="Grade a whole class's submissions to one problem, "
-                                     "in parallel, into DIR/gradebook.csv and DIR/verdicts/<student>.json.",
+                                     "in parallel, into DIR/gradebook.csv and DIR/verdicts/<student>.json; "
+                                     "the class's mistakes, most frequent first, into DIR/summary.json and "
+                                     "DIR/class.html.",
                                      epilog="Rows: student, file, status, score (1 for a pass, else 0), pitfall (the "
                                             "known mistake named), message, duration_s.")
     parser.add_argument("problem", help="the problem's name, e.g. rel_shift")
@@ -407,6 +423,7 @@ def run_batch(problem: problems.Problem, subs: list[Submission], args: argparse.
         stop.set()
         pool.shutdown(wait=True, cancel_futures=True)
         book.write()
+        book.write_class(slug)
         progress.close()
         print(f"grade batch: interrupted; {len(book.rows)} of {len(subs)} submissions graded, in {book.path}",
               file=sys.stderr)
@@ -418,20 +435,22 @@ def run_batch(problem: problems.Problem, subs: list[Submission], args: argparse.
             signal.signal(signum, handler)
         shutil.rmtree(copies, ignore_errors=True)
     book.write()
+    page = book.write_class(slug)
     progress.close()
     counts = Counter(row.status for row in book.rows.values())
     print(f"{slug}: {len(book.rows)} submissions graded in {progress.elapsed()}: "
-          + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) + f"; gradebook: {book.path}")
+          + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) + f"; gradebook: {book.path}; "
+          f"the class's mistakes: {page}")
     return Exit.OK
 
 
 def shared_learner_user() -> bool:
     """Whether this batch's learner code will run unconfined as a user all workers share: the grader is root,
     the kernel refuses namespaces, and there are no ids for a user of each worker's own."""
-    from grader.sandbox import pool as workers
+    from grader.sandbox import monitor, users
     from grader.sandbox.config import worker_env
 
-    return os.geteuid() == 0 and not workers.own_learner_ids() and workers.why_not_confined(worker_env()) is not None
+    return os.geteuid() == 0 and not users.own_learner_ids() and monitor.why_not_confined(worker_env()) is not None
 
 
 def signals_as_interrupts() -> dict:
@@ -465,7 +484,7 @@ def interrupt(signum, frame) -> None:
     raise Interrupted(signum)
 
 
-def write_row(book: Gradebook, progress: Progress, row: Row, verdict: str) -> None:
+def write_row(book: Gradebook, progress: Progress, row: Row, verdict: Report) -> None:
     book.add(row, verdict)
     progress.done(row)
 

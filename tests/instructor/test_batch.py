@@ -20,7 +20,7 @@ import pytest
 from conftest import ROOT, left_behind, live_processes
 from grader.core.verdict_report import SCHEMA
 from grader.commands import graded as run
-from grader.instructor import batch
+from grader.instructor import batch, class_report
 
 import classroom  # noqa: E402  (tests/classroom.py)
 
@@ -94,12 +94,34 @@ def test_a_mixed_class_gets_every_verdict_right(tmp_path, private_cache):
     assert "left out" in flooded and len(flooded) < 20_000
     assert "README.txt" in stderr  # a skipped entry is named
 
+    # Beside the gradebook, the class's mistakes: the same rows, summed up.
+    summary = json.loads((out / "summary.json").read_text())
+    jsonschema.validate(summary, class_report.SCHEMA)
+    [problem] = summary["problems"]
+    by_status = counted(rows, "status")
+    assert (problem["problem"], problem["submissions"], problem["passed"]) == ("rel_shift", 10, len(by_status["pass"]))
+    assert {g["id"]: g["students"] for g in problem["statuses"]} == by_status
+    assert {g["id"]: g["students"] for g in problem["mistakes"]} == counted([r for r in rows if r["pitfall"]],
+                                                                            "pitfall")
+    assert problem["seconds"]["total"] == pytest.approx(sum(float(r["duration_s"]) for r in rows), abs=0.06)
+    page = (out / "class.html").read_text()
+    assert page.count("data:image/png;base64,") == 1 and all(g["id"] in page for g in problem["mistakes"])
+    assert f"the class's mistakes: {out / 'class.html'}" in stdout
+
     progress = [line for line in stderr.splitlines() if line.startswith("grade batch: ") and "/10 " in line]
     assert len(progress) == 10 and progress[-1].startswith("grade batch: 10/10 ")
     counts = Counter(want.status for want in expected.values())
     assert all(f"{n} {status}" in stdout for status, n in counts.items()) and len(counts) == 4
     assert in_session(sid) == []
     assert left_behind(before, private_cache) == set()
+
+
+def counted(rows: list[dict], column: str) -> dict[str, list[str]]:
+    """The gradebook's students by the value of ``column``."""
+    found: dict[str, list[str]] = {}
+    for row in rows:
+        found.setdefault(row[column], []).append(row["student"])
+    return found
 
 
 def test_ctrl_c_kills_the_running_grades_and_keeps_the_rows_done(tmp_path, private_cache):
@@ -122,6 +144,9 @@ def test_ctrl_c_kills_the_running_grades_and_keeps_the_rows_done(tmp_path, priva
     assert b"interrupted" in err
     rows = {r["student"]: r["status"] for r in gradebook(out)}
     assert rows == {"s01_reference": "pass", "s04_no_file": "error"}
+    [problem] = json.loads((out / "summary.json").read_text())["problems"]  # the rows done, summed up
+    assert {g["id"]: g["students"] for g in problem["statuses"]} == {"pass": ["s01_reference"],
+                                                                     "error": ["s04_no_file"]}
     assert sorted(p.stem for p in (out / "verdicts").glob("*.json")) == sorted(rows)
     assert set(expected) > set(rows)
     assert in_session(proc.pid) == []
@@ -145,6 +170,8 @@ def test_an_existing_gradebook_is_kept_unless_forced(tmp_path):
     assert code == 0
     assert [r["student"] for r in gradebook(out)] == ["zoe"]
     assert [p.name for p in (out / "verdicts").iterdir()] == ["zoe.json"]  # the earlier batch's are gone
+    [problem] = json.loads((out / "summary.json").read_text())["problems"]
+    assert [g["students"] for g in problem["statuses"]] == [["zoe"]]
 
 
 def test_progress_on_a_terminal_is_one_line_redrawn(tmp_path):
@@ -223,7 +250,7 @@ time.sleep(600)
     assert grandchild not in live_processes()
     row, verdict = batch.outcome("rel_shift", batch.Submission("ann", tmp_path / "ann.py", tmp_path), graded, 3.0)
     assert (row.status, row.score) == ("timeout", 0) and "within 3 s" in row.message
-    jsonschema.validate(json.loads(verdict), SCHEMA)
+    jsonschema.validate(json.loads(verdict.to_json()), SCHEMA)  # what the verdict file holds
 
 
 def test_a_command_without_a_verdict_is_an_error_row_with_its_last_words(tmp_path):
@@ -232,4 +259,4 @@ def test_a_command_without_a_verdict_is_an_error_row_with_its_last_words(tmp_pat
     assert graded.done.returncode == 1 and not graded.done.timed_out and not graded.graded
     row, verdict = batch.outcome("rel_shift", batch.Submission("ann", tmp_path / "ann.py", tmp_path), graded, 30.0)
     assert (row.status, row.score) == ("error", 0) and "grade broke: reason" in row.message
-    jsonschema.validate(json.loads(verdict), SCHEMA)
+    jsonschema.validate(json.loads(verdict.to_json()), SCHEMA)  # what the verdict file holds
