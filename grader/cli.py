@@ -27,6 +27,10 @@ def cmd_grade(argv: list[str]) -> int:
     if args.json and args.format not in (None, "json"):
         parser.error(f"--json and --format {args.format} do not go together")
     args.json = args.json or args.format == "json"
+    if args.html is not None:
+        if args.json or args.format not in (None, "html") or args.output is not None:
+            parser.error(f"--html goes alone: not with {'--json' if args.json else '--format' if args.format else '--output'}")
+        args.format, args.output = "html", args.html if isinstance(args.html, Path) else None
     if args.output is not None and not formats.FORMATS[args.format or "text"].to_file:
         parser.error(f"--output goes with --format {' or '.join(n for n, f in formats.FORMATS.items() if f.to_file)}")
     if args.output is not None and not args.output.absolute().parent.is_dir():
@@ -46,7 +50,7 @@ def cmd_grade(argv: list[str]) -> int:
 def grade_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grade", description=cmd_grade.__doc__,
                                      epilog="Other commands: `grade list`, `grade next`, `grade watch [problem]`, "
-                                            "`grade hint <problem>`, `grade solution <problem>`, "
+                                            "`grade hint <problem>`, `grade solution <problem>`, `grade show <problem>`, "
                                             "`grade reset <problem>`; for instructors `grade check [problem]`, "
                                             "`grade new <slug>`, `grade handout DIR`, `grade batch <problem> "
                                             "SUBMISSIONS...`, `grade gradescope <problem>... -o ZIP`.")
@@ -57,7 +61,11 @@ def grade_parser() -> argparse.ArgumentParser:
     parser.add_argument("--format", choices=formats.FORMATS,
                         help="; ".join(f"{name}: {f.help}" for name, f in formats.FORMATS.items()))
     parser.add_argument("--output", type=Path, metavar="PATH",
-                        help="where a format written to a file writes it (default: results.json here)")
+                        help="where a format written to a file writes it (default: results.json here; a page, "
+                             ".grade/<problem>.html in the checkout)")
+    parser.add_argument("--html", nargs="?", const=True, type=Path, metavar="PATH",
+                        help="also write the report as one HTML page, with a figure of the failure, and print "
+                             "its path (default: .grade/<problem>.html in the checkout)")
     parser.add_argument("--replay", type=Path, metavar="CASE", help="run only the case saved in this file")
     parser.add_argument("--part", metavar="NAME",
                         help="grade one module class of a model alone (e.g. RMSNorm), on the reference's "
@@ -168,13 +176,27 @@ def grade_and_print(root: Path, problem: problems.Problem, learner: Path, cases:
     results = results_file(args)
     if results is not None and not write_results(built, *results):  # the verdict is printed: only the file may be missing
         return Exit.USAGE
+    if args.format == "html":
+        print(f"The report as a page: {checkout.relative(results[1])}")
     return Exit.OK if verdict.status == "pass" else Exit.FAILED
 
 
 def results_file(args: argparse.Namespace) -> tuple[formats.Format, Path] | None:
     """The format `--format` names and where it goes, for a format written to a file; else None."""
     chosen = formats.FORMATS[args.format or "text"]
-    return (chosen, args.output or Path("results.json")) if chosen.to_file else None
+    return (chosen, args.output or default_output(args)) if chosen.to_file else None
+
+
+def default_output(args: argparse.Namespace) -> Path:
+    """Where a format written to a file goes unless told: a page under the checkout's .grade/, named for the
+    problem; a platform's results.json here."""
+    if args.format != "html":
+        return Path("results.json")
+    try:
+        root = checkout.find_root()
+    except problems.UsageError:
+        root = Path.cwd()
+    return root / ".grade" / f"{args.problem}.html"
 
 
 def write_results(report, chosen: formats.Format, path: Path) -> bool:
@@ -278,6 +300,7 @@ COMMANDS = {"list": cmd_list, "check": cmd_check, "new": cmd_new,
             "watch": delegated("commands.learner", "cmd_watch"), "hint": delegated("commands.learner", "cmd_hint"),
             "reset": delegated("commands.learner", "cmd_reset"), "solution": delegated("commands.learner", "cmd_solution"),
             "next": delegated("commands.learner", "cmd_next"), "debug": delegated("commands.debug", "cmd_debug"),
+            "show": delegated("commands.show", "cmd_show"),
             "batch": delegated("instructor.batch"),
             "gradescope": delegated("instructor.gradescope"), "handout": delegated("instructor.handout")}
 

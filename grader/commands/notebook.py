@@ -48,6 +48,8 @@ class Result:
     file: Path | None = None  # the module graded: yours, or one written for your function
     root: Path | None = None  # the checkout the command ran in: a replay runs from there
     kept: bool = False  # the file was written for your function, and kept because it did not pass
+    plot: bool = True  # a figure under the report: the failure, or for a PASS the worked example
+    example: Report | None = None  # for a PASS, the worked example with your output (`grade show --first`)
 
     @property
     def status(self) -> str:
@@ -65,21 +67,23 @@ class Result:
         return to_html(self)
 
 
-def check(problem: str, function=None, *, source: str | Path | None = None) -> Result:
+def check(problem: str, function=None, *, source: str | Path | None = None, plot: bool = True) -> Result:
     """Grade a problem from a notebook, as `grade <problem> --file F` does: ``check("rel_shift", rel_shift)``.
 
     ``function`` is your entry function, defined in a cell (named as you like: the file graded gives it
     the problem's name); what it uses from the notebook comes along, the classes of a module problem
     too. Where a cell builds things the file cannot hold, give the whole module instead: ``source=`` its
     text, or the path of a file. A notebook (or an interactive session) shows the returned
-    :class:`Result`; in a script, ``check`` prints its report too."""
-    result = _check(problem, function, source)
+    :class:`Result`, with a figure under the report (``plot=False``: none): expected | yours | where
+    they differ for a failure; for a PASS, your output beside the reference's on the statement's worked
+    example (one more run of your file, `grade show --first`). In a script, ``check`` prints its report too."""
+    result = _check(problem, function, source, bool(plot))
     if not getattr(builtins, "__IPYTHON__", False) and not hasattr(sys, "ps1"):  # (IPython sets the first)
         print(to_text(result), flush=True)
     return result
 
 
-def _check(problem, function, source) -> Result:
+def _check(problem, function, source, plot: bool) -> Result:
     if type(problem) is not str or not problem.isidentifier():  # a str subclass, say, runs its own methods
         shown = repr(problem) if type(problem) is str else f"an object of type {_type_label(type(problem))}"
         return usage(None, f"{shown} is not a problem's name (e.g. 'rel_shift')")
@@ -98,7 +102,7 @@ def _check(problem, function, source) -> Result:
     if path is not None:
         if not path.is_file():
             return usage(problem, f"no file at {path}")
-        return _grade(root, problem, path.resolve(), temporary=False)
+        return _grade(root, problem, path.resolve(), temporary=False, plot=plot)
     try:
         text = source if function is None else module_source(function, problem)
     except NotWritable as exc:
@@ -106,7 +110,7 @@ def _check(problem, function, source) -> Result:
     folder = Path(tempfile.mkdtemp(prefix=f"grade-{problem}-"))
     file = folder / f"{problem}.py"
     file.write_text(text, encoding="utf-8")
-    return _grade(root, problem, file, temporary=True)
+    return _grade(root, problem, file, temporary=True, plot=plot)
 
 
 def usage(problem: str | None, message: str) -> Result:
@@ -126,17 +130,33 @@ def _source_path(source) -> Path | None:
     return None
 
 
-def _grade(root: Path, problem: str, file: Path, *, temporary: bool) -> Result:
-    """Run `grade <problem> --file F --json` from ``root`` and read its one JSON object; a temporary file is
-    removed once it passes, and kept otherwise."""
+def _grade(root: Path, problem: str, file: Path, *, temporary: bool, plot: bool) -> Result:
+    """Run `grade <problem> --file F --json` from ``root`` and read its one JSON object (and, for a PASS to
+    draw, its worked example); a temporary file is removed once it passes, and kept otherwise."""
     from grader.commands import graded
 
     ran = graded.grade(graded.grade_argv(problem, file), GRADE_SECONDS, cwd=root)
     result = Result(problem, ran.verdict) if ran.verdict is not None else usage(problem, ran.why_not())
-    result.root, result.file = root, file
+    result.root, result.file, result.plot = root, file, plot
+    if plot and result.passed:
+        result.example = worked_example(root, problem, file)
     result.kept = temporary and not result.passed
     forget_kept(problem, file.parent if result.kept else None, everything=result.passed)
     return result
+
+
+def worked_example(root: Path, problem: str, file: Path) -> Report | None:
+    """The statement's first example as `grade show <problem> --file F --json --first` reports it: the
+    reference's output and ``file``'s, run as a grading runs it (None where that printed no report)."""
+    from grader.commands import graded
+    from grader.core.verdict_report import InvalidReport, Report
+
+    done = graded.run_command(graded.command("show", problem, "--file", str(file), "--json", "--first"),
+                              GRADE_SECONDS, cwd=root)
+    try:
+        return Report.from_json(done.stdout.splitlines()[0]) if done.returncode == 0 and done.stdout else None
+    except InvalidReport:
+        return None
 
 
 KEPT_SECONDS = 24 * 3600.0  # a failing check's module is kept this long at most (its replay needs it)
@@ -180,7 +200,8 @@ def to_text(result: Result) -> str:
 
 
 def to_html(result: Result) -> str:
-    """The text report as HTML: the verdict word in its colour, then the rest as the text has it."""
+    """The text report as HTML: the verdict word in its colour, then the rest as the text has it, then
+    the figure (:func:`figure`)."""
     from grader.render import text
 
     _, *rest = text.sections(result.verdict, replace(_medium(result), name_problem=False))
@@ -190,4 +211,22 @@ def to_html(result: Result) -> str:
     body = "\n".join(line for section in rest for line in section).strip("\n")
     return (f'<div class="grade-result"><p><b style="color:{COLOURS.get(status, "#6e7781")}">{word}</b> '
             f'<code>{html.escape(result.problem)}</code> &mdash; {html.escape(message)}</p>'
-            + (f"<pre>{html.escape(body)}</pre>" if body else "") + "</div>")
+            + (f"<pre>{html.escape(body)}</pre>" if body else "") + figure(result) + "</div>")
+
+
+def figure(result: Result) -> str:
+    """The result's figure as HTML (an inline PNG), or "" where there is none to draw or ``plot`` is off: a
+    failure's expected | yours | where they differ, or a PASS's worked example."""
+    if not result.plot:
+        return ""
+    from grader.render import figures
+    from grader.render import html as pages
+
+    if result.passed:
+        case = result.example.counterexample if result.example is not None else None
+        drawn = figures.example(case, "PASS") if case is not None and case.actual is not None else None
+        said = "the worked example: the reference's output and yours"
+    else:
+        drawn = figures.failure(result.verdict)
+        said = "expected | yours | where they differ"
+    return pages.png(drawn.png, f"{said}. {drawn.caption}") if drawn is not None else ""

@@ -93,6 +93,11 @@ class Part:
     message: str  # one sentence: the module's class, what it was called with, how its output differs
     details: list[str] = field(default_factory=list)  # further lines for the text report (a grid)
     diagnosis: Diagnosis | None = None  # what its output says beyond the difference (its values in another layout)
+    # Its outputs, whole, for a figure (grader.render.figures): the reference's, the learner's (None where
+    # no array came back) and which of the learner's values are wrong (None where the shapes differ).
+    expected: np.ndarray | None = field(default=None, compare=False, repr=False)
+    actual: np.ndarray | None = field(default=None, compare=False, repr=False)
+    mismatch: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass

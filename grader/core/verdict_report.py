@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Callable, Union
 
@@ -37,6 +37,7 @@ RECAP = 256  # characters each string keeps where the JSON would be longer than 
 Number = Union[float, int, str]  # a non-finite float as "NaN", "Infinity" or "-Infinity"
 Values = Union["np.ndarray", tuple]  # whole in-process; on the wire the first VALUES_SHOWN, flat, as Numbers
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+_IN_PROCESS = {"in_process": True}  # a field's metadata: kept in-process only, never written to the JSON
 
 
 def number(value: Number) -> float:
@@ -193,11 +194,21 @@ class Case:
 
 @dataclass(frozen=True)
 class WrongPart:
-    """The first module of a model whose output differs when it runs alone on the reference's parameters."""
+    """The first module of a model whose output differs when it runs alone on the reference's parameters.
+
+    In-process it may hold its outputs whole, for a figure (:mod:`grader.render.figures`); the JSON does
+    not carry them (:meth:`flat`)."""
 
     path: str
     message: str
     details: tuple[str, ...] = ()  # what it shows (grids), a line each
+    expected: np.ndarray | None = field(default=None, compare=False, repr=False, metadata=_IN_PROCESS)
+    actual: np.ndarray | None = field(default=None, compare=False, repr=False, metadata=_IN_PROCESS)
+    mismatch: np.ndarray | None = field(default=None, compare=False, repr=False, metadata=_IN_PROCESS)
+
+    def flat(self) -> WrongPart:
+        """The part as the JSON carries it: without its outputs."""
+        return replace(self, expected=None, actual=None, mismatch=None)
 
 
 @dataclass(frozen=True)
@@ -251,7 +262,8 @@ class Report:
         return self._on_wire()[1]
 
     def _on_wire(self) -> tuple[Report, str]:
-        flat = replace(self, counterexample=self.counterexample.flat()) if self.counterexample else self
+        flat = replace(self, counterexample=self.counterexample.flat() if self.counterexample else None,
+                       first_wrong_part=self.first_wrong_part.flat() if self.first_wrong_part else None)
         text = json.dumps(_object(flat))
         if len(text) < MAX_JSON_CHARS:
             return flat, text
@@ -300,7 +312,7 @@ def _first_values(values: Values | None) -> tuple[tuple | None, bool]:
 def _object(value):
     """A report (or a piece of one) as the JSON object it writes: fields in their order, enums as their values."""
     if is_dataclass(value):
-        return {f.name: _object(getattr(value, f.name)) for f in fields(value)}
+        return {f.name: _object(getattr(value, f.name)) for f in fields(value) if not f.metadata.get("in_process")}
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, (tuple, list)):

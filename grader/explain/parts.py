@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -144,14 +145,7 @@ def difference(session, call: dict, arrays: list, reply) -> tuple[str, list[str]
     if actual.shape != expected.shape:
         return f"it returned shape {tuple(actual.shape)}, expected {tuple(expected.shape)}", []
     problem = session.problem
-    canonical = getattr(problem.hooks(), "canonical_part", None)
-    if canonical is None:
-        bad = ~same_values(expected, actual, problem.rtol, problem.atol)
-    else:  # compared in the one form of the outputs the layer treats alike (solutions/<slug>/grading.py)
-        bad = ~same_values(canonical(part_name(call), expected), canonical(part_name(call), actual),
-                           problem.rtol, problem.atol)
-    with np.errstate(invalid="ignore"):
-        bad &= ~((expected <= HIDDEN) & (actual <= HIDDEN))  # a key hidden with -inf, the reference's MASK_VALUE
+    bad = wrong_values(problem, call, expected, actual)
     if not bad.any():
         return None
     with np.errstate(invalid="ignore"):
@@ -175,6 +169,19 @@ def difference(session, call: dict, arrays: list, reply) -> tuple[str, list[str]
     return sentence, details
 
 
+def wrong_values(problem, call: dict, expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
+    """Which values of the learner's output of ``call`` (of the reference's shape) differ from the reference's."""
+    canonical = getattr(problem.hooks(), "canonical_part", None)
+    if canonical is None:
+        bad = ~same_values(expected, actual, problem.rtol, problem.atol)
+    else:  # compared in the one form of the outputs the layer treats alike (solutions/<slug>/grading.py)
+        bad = ~same_values(canonical(part_name(call), expected), canonical(part_name(call), actual),
+                           problem.rtol, problem.atol)
+    with np.errstate(invalid="ignore"):
+        bad &= ~((expected <= HIDDEN) & (actual <= HIDDEN))  # a key hidden with -inf, the reference's MASK_VALUE
+    return bad
+
+
 def wrong_part(session, call: dict, arrays: list, reply) -> Part | None:
     """The learner's output of ``call`` (its ``reply``) as a wrong part, or None where it agrees."""
     found = difference(session, call, arrays, reply)
@@ -188,7 +195,10 @@ def wrong_part(session, call: dict, arrays: list, reply) -> Part | None:
     return Part(call["path"], f"your {part_name(call)}, run alone {given} the reference gave it "
                               f"({call_text(call, arrays)}): {sentence}.", details,
                 Diagnosis(ids.VALUES_REARRANGED, f"Your {part_name(call)} computes the right values in another "
-                                                 f"layout: {rearranged}.") if rearranged else None)
+                                                 f"layout: {rearranged}.") if rearranged else None,
+                expected=expected, actual=actual,
+                mismatch=(wrong_values(session.problem, call, expected, actual)
+                          if actual is not None and actual.shape == expected.shape else None))
 
 
 def first_wrong_part(session, args: dict, command: str) -> Part | None:
@@ -210,8 +220,8 @@ def first_wrong_part(session, args: dict, command: str) -> Part | None:
         part = wrong_part(session, call, arrays, reply)
         if part is not None:
             hint = f"Check this part alone: {command} {problem.slug} --part {part_name(call)}"
-            return Part(part.path, part.message + " Every part that runs before it agrees.", part.details + [hint],
-                        part.diagnosis)
+            return replace(part, message=part.message + " Every part that runs before it agrees.",
+                           details=part.details + [hint])
     return None
 
 

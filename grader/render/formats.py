@@ -8,10 +8,13 @@ before its workers start, so this module imports nothing heavy until a format is
 - :func:`exercism`: exercism's test-runner interface, version 3. Each check of the verdict is a test, in
   the verdict's order (the order the grader ran them). A kata is one task (its stub's TODO), so every
   test links to task 1.
+- :func:`html_file`: one HTML page, the text report under the figure of the failure (`grade <problem> --html`).
 - :func:`gradescope`: Gradescope's autograder results. Each problem is worth ``points``, all or nothing
   on its verdict (the checks are not independent: a run stops at its first failure); its checks follow
-  it as 0-point entries, passed or failed, for feedback. The autograder (:mod:`grader.instructor.gradescope`)
-  writes it for every problem of a submission; the table's row, for one.
+  it as 0-point entries, passed or failed, for feedback. What the verdict names (the known mistake, the
+  diagnosis, the first wrong part) is tagged on the problem's entry, said in the entry of the check the
+  run stopped at, and kept in ``extra_data``: an instructor can sort a class by it. The autograder
+  (:mod:`grader.instructor.gradescope`) writes it for every problem of a submission; the table's row, for one.
 
 The platforms' results are pure functions of reports as `grade <problem> --json` carries them
 (:meth:`~grader.core.verdict_report.Report.wire`); nothing is read, run or written here. Everything that came from
@@ -120,9 +123,11 @@ def gradescope(reports: list[Report], points: float = 1.0, *, visibility: str = 
     """Gradescope's ``results.json`` for the reports of one submission, one per problem.
 
     Each problem is an entry worth ``points``: all of them for a PASS, none otherwise, its output the
-    verdict explained (what :func:`describe` writes); each of its checks follows as an entry worth 0,
-    ``passed`` or ``failed``. ``score`` is the sum (Gradescope takes the assignment's total from its own
-    settings: set the autograder's points to ``points`` times the number of problems). ``visibility``
+    verdict explained (what :func:`describe` writes), its ``tags`` what the verdict names (:func:`named`,
+    ``kind:what``); each of its checks follows as an entry worth 0, ``passed`` or ``failed``, the one the
+    run stopped at saying what the verdict names too. ``score`` is the sum (Gradescope takes the
+    assignment's total from its own settings: set the autograder's points to ``points`` times the number
+    of problems). ``visibility``
     applies to every entry; ``stdout_visibility`` to what ``run_autograder`` printed (the instructors'
     log). ``execution_time`` defaults to the sum of the gradings' durations.
     """
@@ -137,17 +142,22 @@ def gradescope(reports: list[Report], points: float = 1.0, *, visibility: str = 
     for report in reports:
         slug = report.problem or "?"
         earned = float(points) if report.status == Status.PASS else 0.0
+        names = named(report)
         tests.append({"name": slug, "score": earned, "max_score": float(points),
                       "status": "passed" if earned else "failed", "output": describe(report),
-                      "visibility": visibility})
-        for check in report.checks:
+                      "tags": [f"{kind}:{what}" for kind, what in names], "visibility": visibility})
+        stop = _stopping_check(report)
+        for i, check in enumerate(report.checks):
             ok = check.status in (Status.PASS, Status.WARN)
+            said = "".join(f"\n{NAMED[kind]}: {what}" for kind, what in names) if i == stop else ""
             tests.append({"name": f"{slug}: {text.shown(check.name, text.LINE_CAP)}", "score": 0.0, "max_score": 0.0,
-                          "status": "passed" if ok else "failed", "output": _check_message(check),
+                          "status": "passed" if ok else "failed", "output": _check_message(check) + said,
                           "visibility": visibility})
         lines.append(f"{slug}: {text.headline(report, text.PLATFORM, text.LINE_CAP)} ({_number(earned)}/{_number(points)})")
         extra[slug] = {"status": report.status.value, "isolation": report.isolation.value,
-                       "duration_s": report.duration_s}
+                       "duration_s": report.duration_s, **{key: dict(names).get(kind) for kind, key in
+                                                           (("mistake", "pitfall"), ("diagnosis", "diagnosis"),
+                                                            ("part", "first_wrong_part"))}}
     score = sum(t["score"] for t in tests)
     if execution_time is None:
         execution_time = sum(float(r.duration_s or 0) for r in reports)
@@ -163,6 +173,19 @@ def gradescope(reports: list[Report], points: float = 1.0, *, visibility: str = 
         "extra_data": {"problems": extra},
         "tests": tests,
     }
+
+
+NAMED = {"mistake": "Likely mistake", "diagnosis": "Diagnosis", "part": "First wrong part"}  # kind -> its words
+
+
+def named(report: Report) -> list[tuple[str, str]]:
+    """What the verdict names, as (kind, what): ``mistake`` and the known mistake's id, ``diagnosis`` and
+    the diagnosis's id, ``part`` and the path of the model's first wrong part, each where there is one."""
+    from grader.render.text import LINE_CAP, shown
+
+    return ([("mistake", report.pitfall.id)] if report.pitfall else []) \
+        + ([("diagnosis", report.diagnosis.id)] if report.diagnosis else []) \
+        + ([("part", shown(report.first_wrong_part.path, LINE_CAP))] if report.first_wrong_part else [])
 
 
 def _number(x: float) -> str:
@@ -266,6 +289,16 @@ def gradescope_file(report: Report) -> str:
     return json.dumps(gradescope([report.wire()]), indent=1)
 
 
+def html_file(report: Report) -> str:
+    """One self-contained HTML page: the figure of the failure (:func:`grader.render.figures.failure`) and
+    the text report; no network, no script, printable (:mod:`grader.render.html`)."""
+    from grader.render import figures, html, text
+
+    drawn = figures.failure(report) if report.status != Status.PASS else None
+    shown = [html.png(drawn.png, f"expected | yours | where they differ. {drawn.caption}")] if drawn else []
+    return html.page(text.headline(report), *shown, html.pre(text.render(report)))
+
+
 @dataclass(frozen=True)
 class Format:
     """One output format: what it writes of a report, and where."""
@@ -281,4 +314,6 @@ FORMATS = {
     "exercism": Format(exercism_file, "exercism's results.json, to --output; the report printed", to_file=True),
     "gradescope": Format(gradescope_file, "Gradescope's results.json for this problem, to --output; the "
                                           "report printed", to_file=True),
+    "html": Format(html_file, "one HTML page, the report with its figure, to --output (as --html); the report "
+                              "printed", to_file=True),
 }

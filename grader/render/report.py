@@ -80,7 +80,8 @@ def build(problem: Problem, verdict: Verdict, replay: str | None) -> Report:
         diagnosis=(Diagnosis(cap(verdict.diagnosis.id, LINE_CAP), cap(verdict.diagnosis.message))
                    if verdict.diagnosis else None),
         first_wrong_part=(WrongPart(cap(part.path, LINE_CAP), cap(part.message),
-                                    tuple(capped_lines(part.details, PART_LINES))) if part else None),
+                                    tuple(capped_lines(part.details, PART_LINES)),
+                                    part.expected, part.actual, part.mismatch) if part else None),
         params_diff=tuple(capped_lines(verdict.params_diff)),
         examples_run=verdict.examples_run,
         duration_s=verdict.duration_s,

@@ -412,3 +412,27 @@ def test_a_failing_grade_prints_its_verdict_line_before_it_explains_it(tmp_path)
     assert first.startswith("t5_relative_pos: FAIL - ") and still_running
     assert "Called t5_relative_pos(" in rest
     assert not any(line.startswith("t5_relative_pos: ") for line in rest.splitlines())
+
+
+@pytest.mark.grading
+def test_a_plain_grade_imports_no_matplotlib():
+    wrong = ROOT / "tests" / "submissions" / "rel_shift" / "zero_appended_after_rows.py"
+    code = ("import sys; from grader.cli import main; main(['rel_shift', '--file', sys.argv[1]]); "
+            "print('matplotlib' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code, str(wrong)], capture_output=True, text=True, cwd=ROOT,
+                          stdin=subprocess.DEVNULL)
+    assert "rel_shift: FAIL" in done.stdout and done.stdout.splitlines()[-1] == "False"
+
+
+@pytest.mark.grading
+def test_html_writes_a_page_under_grade_named_for_the_problem_and_says_where(grade):
+    wrong = ROOT / "tests" / "submissions" / "rel_shift" / "zero_appended_after_rows.py"
+    page = ROOT / ".grade" / "rel_shift.html"
+    page.unlink(missing_ok=True)
+    code, out, _ = grade("rel_shift", "--file", wrong, "--html")
+    assert code == 1 and out.startswith("rel_shift: FAIL") and "Mismatches (x):" in out
+    assert out.rstrip().endswith("The report as a page: .grade/rel_shift.html") and page.is_file()
+    assert 'src="data:image/png;base64,' in page.read_text()
+    for other in (["--json"], ["--format", "exercism"], ["--output", "x.json"]):
+        with pytest.raises(SystemExit):
+            grade("rel_shift", "--file", wrong, "--html", *other)

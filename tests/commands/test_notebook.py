@@ -6,6 +6,7 @@ holds, and run in one ``__main__`` namespace.
 """
 
 import builtins
+import dataclasses
 import json
 import linecache
 import subprocess
@@ -71,6 +72,9 @@ def test_a_correct_function_passes_under_the_problems_name(notebook):
     assert not result.kept and not result.file.exists()  # a passing file is not kept
     assert repr(result).startswith("rel_shift: PASS - ")
     assert "PASS" in result._repr_html_()
+    worked = result.example.counterexample  # the worked example, yours beside the reference's, drawn
+    assert worked.name.startswith("worked example") and worked.actual == worked.expected
+    assert result._repr_html_().count('<img src="data:image/png;base64,') == 1
 
 
 @pytest.mark.grading
@@ -94,6 +98,8 @@ def test_a_wrong_function_fails_as_the_command_line_fails_its_file(notebook):
     assert str(result.file) in text and result.verdict.counterexample.replay in text
     page = result._repr_html_()
     assert '<b style="color:#cf222e">FAIL</b>' in page and "reversed_direction" in page and "Replay" in page
+    assert page.count('<img src="data:image/png;base64,') == 1 and 'alt="expected | yours | where they differ' in page
+    assert "<img" not in dataclasses.replace(result, plot=False)._repr_html_()
     replay = result.verdict.counterexample.replay.split()  # it runs from the checkout, on the kept file
     assert replay[replay.index("--file") + 1] == str(result.file) and (ROOT / replay[-1]).is_file()
     result.file.unlink()
@@ -236,6 +242,8 @@ def test_the_example_notebook_runs_headless(tmp_path, monkeypatch):
         assert [o.output_type for o in outputs] == ["execute_result"], outputs
     assert good[0].data["text/plain"].startswith("rel_shift: PASS - ")
     assert "PASS</b>" in good[0].data["text/html"]
+    for outputs in (good, bad):  # a figure under each report: the worked example, and the failure
+        assert outputs[0].data["text/html"].count('<img src="data:image/png;base64,') == 1
     text = bad[0].data["text/plain"]
     assert text.startswith("rel_shift: FAIL - ") and "Likely mistake (pad_wrong_side)" in text
     assert "FAIL</b>" in bad[0].data["text/html"] and "pad_wrong_side" in bad[0].data["text/html"]

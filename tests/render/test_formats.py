@@ -22,7 +22,7 @@ import pytest
 
 from conftest import ROOT
 from grader.core.verdict_report import SCHEMA, Report
-from grader.core.verdict import Status
+from grader.core.verdict import Check, Diagnosis, Pitfall, Status
 from grader.instructor import gradescope
 from grader.render import formats, text
 from grader.sandbox import zygote
@@ -223,12 +223,13 @@ def test_gradescope_scores_each_problem_all_or_nothing_with_its_checks_as_feedba
     tests = iter(results["tests"])
     for verdict in verdicts:
         entry = next(tests)
-        assert set(entry) == GRADESCOPE_TEST_KEYS and entry["name"] == verdict["problem"]
+        assert set(entry) == GRADESCOPE_TEST_KEYS | {"tags"} and entry["name"] == verdict["problem"]
         assert entry["max_score"] == 2.5 and entry["score"] == (2.5 if verdict["status"] == "pass" else 0.0)
         assert entry["status"] == ("passed" if entry["score"] == entry["max_score"] else "failed")
         assert entry["output"].startswith(text.HEADLINES[verdict["status"]])
         if verdict["pitfall"]:
             assert verdict["pitfall"]["message"] in entry["output"]
+            assert f"mistake:{verdict['pitfall']['id']}" in entry["tags"]
         for check in verdict["checks"]:
             entry = next(tests)
             assert set(entry) == GRADESCOPE_TEST_KEYS and entry["name"] == f"{verdict['problem']}: {check['name']}"
@@ -240,6 +241,25 @@ def test_gradescope_scores_each_problem_all_or_nothing_with_its_checks_as_feedba
     assert json.loads(json.dumps(results)) == results
     flood = results["tests"][0]["output"]
     assert FLOOD_LINE in flood and len(flood.splitlines()) <= formats.PRINTED_LINES + 5
+
+
+def test_gradescope_tags_what_the_verdict_names_and_says_it_where_the_run_stopped():
+    checks = (Check("loading your file", Status.PASS, "loaded"),
+              Check("worked examples", Status.FAIL, "differs at [0, 1]"),
+              Check("generated inputs", Status.NOT_STARTED, "not run"))
+    report = Report("rel_shift", Status.FAIL, "your output differs", checks=checks,
+                    pitfall=Pitfall("wrong_transposed", "you transposed it"),
+                    diagnosis=Diagnosis("permuted", "a permutation"))
+    results = formats.gradescope([report])
+    problem, loaded, examples, generated = results["tests"]
+    assert problem["tags"] == ["mistake:wrong_transposed", "diagnosis:permuted"]
+    assert examples["output"] == "differs at [0, 1]\nLikely mistake: wrong_transposed\nDiagnosis: permuted"
+    assert (loaded["output"], generated["output"]) == ("loaded", "not run")
+    assert results["extra_data"]["problems"]["rel_shift"] | {"duration_s": 0} == {
+        "status": "fail", "isolation": "none", "duration_s": 0, "pitfall": "wrong_transposed",
+        "diagnosis": "permuted", "first_wrong_part": None}
+    passed = formats.gradescope([Report("rel_shift", Status.PASS, "all checks passed")])
+    assert passed["tests"][0]["tags"] == [] and passed["extra_data"]["problems"]["rel_shift"]["pitfall"] is None
 
 
 def test_gradescope_refuses_what_it_does_not_know():
@@ -388,8 +408,8 @@ def test_the_commands_format_choices_are_the_tables_rows():
     from grader import cli
 
     choices = next(a.choices for a in cli.grade_parser()._actions if a.dest == "format")
-    assert list(choices) == list(formats.FORMATS) == ["text", "json", "exercism", "gradescope"]
-    assert [n for n, f in formats.FORMATS.items() if f.to_file] == ["exercism", "gradescope"]
+    assert list(choices) == list(formats.FORMATS) == ["text", "json", "exercism", "gradescope", "html"]
+    assert [n for n, f in formats.FORMATS.items() if f.to_file] == ["exercism", "gradescope", "html"]
 
 
 def test_each_format_writes_its_function_of_the_report():
