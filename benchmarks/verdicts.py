@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "submissions"
 SECONDS = re.compile(r"\d+(?:\.\d+)? ?s\b")
+CHECKOUT = re.compile(r"/[^\s\"':]*?/(?=(?:tests|grader|\.venv)/)")  # the tree's own folder in a path
 
 
 def grade(slug: str, file: Path, *options: str) -> subprocess.CompletedProcess:
@@ -32,8 +33,9 @@ def grade(slug: str, file: Path, *options: str) -> subprocess.CompletedProcess:
 
 
 def without_seconds(value):
+    """``value`` with seconds written "<s>" and the tree's folder "<checkout>/": what two trees may differ in."""
     if isinstance(value, str):
-        return SECONDS.sub("<s>", value)
+        return CHECKOUT.sub("<checkout>/", SECONDS.sub("<s>", value))
     if isinstance(value, dict):
         return {k: "<s>" if k == "duration_s" else without_seconds(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -73,7 +75,7 @@ def record(out: Path, slugs: list[str], jobs: int) -> None:
 def compare(before: Path, after: Path) -> int:
     """Prints each difference between two recordings' common submissions; 1 where there is one, or where
     a submission was recorded on one side only."""
-    a, b = json.loads(before.read_text()), json.loads(after.read_text())
+    a, b = (without_seconds(json.loads(p.read_text())) for p in (before, after))  # (recordings of older trees)
     differ = 0
     for key in sorted(set(a) & set(b)):
         for field in sorted(set(a[key]) | set(b[key])):
