@@ -34,11 +34,11 @@ from grader.grading.engine import Options, grade  # noqa: E402
 
 def verdicts(root: Path, slug: str, variants: dict[str, Path], fixed: bool) -> dict[str, tuple]:
     problem = problems.load(root, slug)
-    checkout = root == ROOT
+    in_checkout = root == ROOT
     found = {}
     for name, path in variants.items():
         verdict = grade(problem, path, Options(), fixed=fixed, extra=partial(diagnosis.explain, name_only=True),
-                        subject_key=f"pitfall_{name}" if checkout else None)
+                        subject_key=f"pitfall_{name}" if in_checkout else None)
         case = verdict.counterexample.args if verdict.counterexample is not None else None
         found[name] = (str(verdict.status), verdict.pitfall.id if verdict.pitfall else None,
                        handout.case_size(case)[:2] if case else None)

@@ -12,7 +12,7 @@ import pytest
 from grader import cli
 from grader.instructor import check
 from grader.problem import problems
-from grader.problem import checkout
+from grader.problem.checkout import slugs
 from grader.sandbox import pool, zygote
 from grader.sandbox.config import worker_env
 
@@ -40,7 +40,7 @@ def pytest_configure(config):
 # in the session's cache: with pytest-xdist they run with that problem's other tests, so its reference
 # outputs, computed in one test process, serve them all.
 BY_PROBLEM = {"test_precision", "test_parameters"}
-SLUGS = sorted(checkout.slugs(ROOT), key=len, reverse=True)  # the longest first: mini_t5_forward before t5_forward
+SLUGS = sorted(slugs(ROOT), key=len, reverse=True)  # the longest first: mini_t5_forward before t5_forward
 
 
 def group_of(nodeid: str) -> tuple[str, str | None]:

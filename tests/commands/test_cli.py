@@ -15,7 +15,7 @@ from conftest import REFERENCE, ROOT
 from grader.core.verdict_report import SCHEMA
 from grader.instructor import check
 from grader.problem import problems, variant
-from grader.problem import checkout
+from grader.problem.checkout import cache_folder, slugs
 from grader.render import report as report_module
 from grader.grading.trusted import ReferenceError
 from grader.core.verdict import Outcome, Pitfall, Status, Verdict
@@ -115,7 +115,7 @@ def test_the_learning_order_is_each_problems_order_then_its_name(tmp_path):
     for slug, order in (("b", "order = 2\n"), ("a", "order = 2\n"), ("c", "order = 1.5\n"), ("d", ""), ("e", "order = [")):
         (tmp_path / "problems" / slug).mkdir(parents=True)
         (tmp_path / "problems" / slug / "problem.toml").write_text(f'title = "{slug}"\n{order}')
-    assert checkout.slugs(tmp_path) == ["c", "a", "b", "d", "e"]  # no order, or an unreadable file: last
+    assert slugs(tmp_path) == ["c", "a", "b", "d", "e"]  # no order, or an unreadable file: last
 
 
 @pytest.mark.grading
@@ -334,7 +334,7 @@ def test_a_declared_pitfall_is_the_reference_with_its_replacements(checking):
     path = problem.variants("pitfalls")["clamp_to_half"]
     reference = problem.reference.read_text()
     text = path.read_text()
-    assert path.is_relative_to(checkout.cache_folder(checking.root))  # kept with the caches, out of solutions/
+    assert path.is_relative_to(cache_folder(checking.root))  # kept with the caches, out of solutions/
     assert "jnp.minimum(large, nb_half)  # MISTAKE" in text and "jnp.minimum(large, nb_half - 1)" not in text
     body = text.split("\n\nMESSAGE = ")[0].split("\n", 2)[2]  # without the two header lines
     assert body == reference.rstrip("\n").replace("jnp.minimum(large, nb_half - 1)  # far offsets share the last bucket",

@@ -23,10 +23,9 @@ import pytest
 from conftest import ROOT, left_behind, live_processes
 from grader.commands import learner
 from grader.problem import problems
-from grader.problem import checkout
-
+from grader.problem.checkout import cache_folder, slugs
 PYTHON = ROOT / ".venv" / "bin" / "python"
-SLUGS = checkout.slugs(ROOT)  # the learning order
+SLUGS = slugs(ROOT)  # the learning order
 N = len(SLUGS)
 BEFORE = SLUGS[:SLUGS.index("t5_relative_pos")]  # passed in the watched checkout before the watch starts
 RUN_HEADER = re.compile(r"^== grade watch: run (\d+): (\w+) ", re.MULTILINE)
@@ -176,7 +175,7 @@ def test_watch_polls_debounces_stays_on_a_named_problem_and_stops_cleanly_on_ctr
     assert "rel_shift: NOT STARTED - " in watch.output and "rel_shift: PASS - " in watch.output
     assert "FAIL" not in watch.output and ESCAPE not in watch.output  # NO_COLOR wins over FORCE_COLOR
     assert watch.output.rstrip().endswith("Stopped watching.")
-    assert left_behind(before, checkout.cache_folder(ROOT)) == set()
+    assert left_behind(before, cache_folder(ROOT)) == set()
 
 
 class FakeWatchfiles:
@@ -250,7 +249,7 @@ def test_hints_come_one_at_a_time_in_order_and_the_last_repeats(tmp_path):
     assert grade(checkout, "hint", "rel_shift").stdout.startswith(f"rel_shift: hint 1 of {len(hints)}\n")
 
 
-@pytest.mark.parametrize("slug", checkout.slugs(ROOT))
+@pytest.mark.parametrize("slug", slugs(ROOT))
 def test_every_problem_has_a_ladder_of_hints_without_code(slug):
     hints = learner.load_hints(problems.load(ROOT, slug))
     assert 3 <= len(hints) <= 5
@@ -385,7 +384,7 @@ def test_next_names_the_first_problem_not_passed(watched, tmp_path):
     fresh = make_checkout(tmp_path)
     assert grade(fresh, "next").stdout.startswith(f"Next: {SLUGS[0]}: ")
     (fresh / ".grade").mkdir()
-    (fresh / ".grade" / "state.json").write_text(json.dumps({slug: {"status": "pass"} for slug in checkout.slugs(ROOT)}))
+    (fresh / ".grade" / "state.json").write_text(json.dumps({slug: {"status": "pass"} for slug in slugs(ROOT)}))
     assert grade(fresh, "next").stdout == f"Every problem passes ({N} of {N} passed). Well done.\n"
 
 
@@ -393,7 +392,7 @@ def test_next_names_the_first_problem_not_passed(watched, tmp_path):
 def test_list_shows_progress(watched):
     checkout, _ = watched
     listed = grade(checkout, "list").stdout.splitlines()
-    assert [line.split()[0] for line in listed[:-1]] == checkout.slugs(ROOT)
+    assert [line.split()[0] for line in listed[:-1]] == slugs(ROOT)
     assert listed[-1] == f"{len(BEFORE) + 1} of {N} passed"
     assert re.search(r"^t5_relative_pos .* pass$", listed[len(BEFORE)])
 

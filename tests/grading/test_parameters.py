@@ -95,9 +95,8 @@ def test_a_worker_that_lies_about_its_tree_and_stops_the_moving_still_fails(grad
 
 def test_every_statement_of_a_problem_with_parameters_says_they_are_moved():
     from grader.problem import problems
-    from grader.problem import checkout
-
-    for slug in checkout.slugs(ROOT):
+    from grader.problem.checkout import slugs
+    for slug in slugs(ROOT):
         problem = problems.load(ROOT, slug)
         statement = (problem.folder / "README.md").read_text()
         said = "every generated input runs\nwith every parameter moved away from its initial value" in statement

@@ -15,9 +15,8 @@ import pytest
 from conftest import ROOT
 from grader.instructor import check
 from grader.problem import problems
-from grader.problem import checkout
-
-SLUGS = checkout.slugs(ROOT)
+from grader.problem.checkout import slugs
+SLUGS = slugs(ROOT)
 
 
 PROGRESS: dict[str, list[str]] = {}  # what `grade check` shows on a terminal while it runs, by problem

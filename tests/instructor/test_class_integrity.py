@@ -95,7 +95,7 @@ def test_gradescope_grades_no_link_to_the_solution(tmp_path):
     upload.mkdir(parents=True)
     (upload / "rel_shift.py").symlink_to(REFERENCE)
     verdict = gradescope.grade_one("rel_shift", Path(sys.executable).parent / "grade", ROOT, upload, dict(os.environ))
-    assert verdict["status"] == "error" and "symbolic link" in verdict["message"]
+    assert verdict.status == "error" and "symbolic link" in verdict.message
 
 
 def test_a_submission_is_read_only_as_one_regular_file_under_its_folder(tmp_path):

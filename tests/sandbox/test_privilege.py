@@ -19,7 +19,7 @@ import pytest
 
 from conftest import IN_USER_NAMESPACE, REFERENCE, ROOT
 from grader.problem import problems
-from grader.problem import checkout
+from grader.problem.checkout import SECRET_VARIABLE, graded_file
 from grader.sandbox import config, isolation, users
 
 CORRECT = REFERENCE["t5_relative_pos"].read_text()
@@ -142,7 +142,7 @@ def test_with_the_checkout_on_pythonpath_the_worker_sees_no_checkout_and_no_inst
     path = eval(facts(printed)["path"])  # noqa: S307  (a list literal the probe printed)
     assert str(ROOT) not in path and "" not in path and all(p.startswith("/") for p in path), path
     env = eval(facts(printed)["env"])  # noqa: S307
-    assert "INSTRUCTOR_TOKEN" not in env and "PYTHONPATH" not in env and checkout.SECRET_VARIABLE not in env
+    assert "INSTRUCTOR_TOKEN" not in env and "PYTHONPATH" not in env and SECRET_VARIABLE not in env
 
 
 LATER_KATA = '''
@@ -175,11 +175,11 @@ def test_a_later_katas_stub_is_not_in_view(grade_json, submission):
 
 def test_the_workers_environment_is_an_allow_list(monkeypatch):
     monkeypatch.setenv("INSTRUCTOR_TOKEN", "secret-token")
-    monkeypatch.setenv(checkout.SECRET_VARIABLE, "1")
+    monkeypatch.setenv(SECRET_VARIABLE, "1")
     monkeypatch.setenv("GRADE_HIDE", "/class")
     monkeypatch.setenv("JAX_ENABLE_X64", "0")
     env = config.worker_env()
-    assert not {"INSTRUCTOR_TOKEN", checkout.SECRET_VARIABLE, "GRADE_HIDE"} & set(env)
+    assert not {"INSTRUCTOR_TOKEN", SECRET_VARIABLE, "GRADE_HIDE"} & set(env)
     assert env["JAX_ENABLE_X64"] == "0" and env["PATH"] == os.environ["PATH"]
 
 
@@ -198,7 +198,7 @@ def test_a_symbolic_link_given_to_grade_file_is_refused(tmp_path):
     link = tmp_path / "t5_relative_pos.py"
     link.symlink_to(secret)
     with pytest.raises(problems.UsageError, match="symbolic link"):
-        checkout.graded_file(link)
+        graded_file(link)
 
 
 FILLS_SHM = CORRECT + '''
