@@ -37,21 +37,22 @@ def pytest_configure(config):
 
 
 # Modules whose tests grade one problem each (its name first in the test's parameters, `slug` or `problem`)
-# in the session's cache: with pytest-xdist they run with that problem's other tests, so its reference
-# outputs, computed in one test process, serve them all.
+# in the session's cache: with pytest-xdist they run with that problem's other tests and its `grade check`
+# (tests/instructor/test_check.py), so its reference outputs and compiled programs, computed in one test
+# process, serve them all.
 BY_PROBLEM = {"test_precision", "test_parameters"}
 SLUGS = sorted(slugs(ROOT), key=len, reverse=True)  # the longest first: mini_t5_forward before t5_forward
 
 
 def group_of(nodeid: str) -> tuple[str, str | None]:
     """The group of tests one test process runs whole, and its problem where it is one: a problem's
-    `grade check` (tests/instructor/test_check.py: a class each), a problem's tests of BY_PROBLEM, or a
+    `grade check` (tests/instructor/test_check.py: a class each) with its tests of BY_PROBLEM, or a
     module."""
     path, _, rest = nodeid.partition("::")
     module = Path(path).stem
     if module == "test_check" and "::" in rest:
-        group = nodeid.rsplit("::", 1)[0]
-        return group, group.rsplit("::TestCheck_", 1)[-1]
+        slug = rest.partition("::")[0].removeprefix("TestCheck_")
+        return f"problem {slug}", slug
     ident = rest.partition("[")[2]
     slug = next((slug for slug in SLUGS if ident.startswith(slug)), None) if module in BY_PROBLEM else None
     return (f"problem {slug}", slug) if slug else (path, None)
@@ -86,6 +87,7 @@ def pytest_collection_modifyitems(session, config, items):
     time limits), so that no test process is left with a long one at the end; the fast lane last."""
     seconds = {slug: limit for slug in SLUGS if (limit := time_limit(slug))}
     guess: dict[str, float] = {}  # seconds, roughly, of each group
+    checked = set()  # the problems whose check is counted in their group
     for item in items:
         module = getattr(getattr(item, "module", None), "__name__", "")
         graded = module in GRADING_MODULES or item.get_closest_marker("grading") is not None
@@ -93,7 +95,9 @@ def pytest_collection_modifyitems(session, config, items):
             item.add_marker(pytest.mark.fast)
         group, slug = group_of(item.nodeid)
         if module == "test_check":
-            guess[group] = check.cost(ROOT, slug) / 50
+            if slug not in checked:
+                checked.add(slug)
+                guess[group] = guess.get(group, 0.0) + check.cost(ROOT, slug) / 50
         elif slug in seconds:
             guess[group] = guess.get(group, 0.0) + 3 * (seconds[slug] / 90) ** 2
         else:

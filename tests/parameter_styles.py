@@ -112,11 +112,6 @@ def rmsnorm(seed, x, eps):
         "Transformer-XL attention in NumPy beside a spec module whose pos_proj has a bias (never used).",
         "solutions/transformer_xl_attention/alternatives/numpy_float64_loops.py",
         (("        self.pos_proj = nn.Dense(self.d_model, use_bias=False)", "        self.pos_proj = nn.Dense(self.d_model)"),)),
-    "t5_forward_layer_norm_ignores_weight": Style(
-        "t5_forward in the stub's tree, whose T5LayerNorm declares its weight and never multiplies by it.",
-        "solutions/t5_forward/t5_forward.py",
-        (("        return self.weight * (x * jax.lax.rsqrt(mean_square + self.eps))",
-          "        return x * jax.lax.rsqrt(mean_square + self.eps)"),)),
     "mini_t5_rmsnorm_ignores_gamma": Style(
         "mini_t5_forward in the stub's tree, whose RMSNorm declares gamma and never multiplies by it.",
         "solutions/mini_t5_forward/mini_t5_forward.py",

@@ -41,8 +41,8 @@ def test_an_ignored_parameter_fails_and_is_named_in_every_style(grade_json, tmp_
 
 
 @pytest.mark.parametrize("problem, name, part", [
+    # (t5_forward's norm, `weight` in Hugging Face's tree, is the same check at about twice the cost.)
     ("mini_t5_forward", "mini_t5_rmsnorm_ignores_gamma", "encoder_0/self_attn_norm"),
-    ("t5_forward", "t5_forward_layer_norm_ignores_weight", "encoder/block_0/layer_0/layer_norm"),
 ])
 def test_a_norm_that_ignores_its_weight_fails_a_model_and_its_part_is_pointed_at(grade_json, tmp_path, problem, name, part):
     code, report = grade_json(problem, "--file", parameter_styles.write(name, tmp_path))

@@ -3,8 +3,9 @@ styles than the variants (tests/submissions/<problem>/, each with one mistake de
 manifest): no wrong name ever; every mistake the statement lists named; every mini T5 mistake named or
 located at its first wrong part; correct submissions pass.
 
-Every sinusoidal_pe, alibi_bias, t5_relative_pos, t5_causal_relative_pos, rel_shift and rmsnorm submission runs here (each known mistake
-of those problems is among them, written as a learner would); of mini T5's, whose runs take seconds each,
+A sample of each corpus runs here: of the function problems' (sinusoidal_pe, alibi_bias, t5_relative_pos,
+t5_causal_relative_pos, rel_shift, rmsnorm), a correct file, the listed mistakes learners hit most, and a
+diagnosis or an unlisted mistake where the corpus has one; of mini T5's, whose runs take seconds each,
 a sample that covers each kind of part (a norm, an attention, a block's wiring, the top-level model, a
 parameter shape) and a listed mistake; of t5_attention's, a sample with the two mistakes whose outputs are
 a listed one's though written otherwise, and parts pointed at below the layer (the bucketing, a step of the
@@ -31,22 +32,34 @@ CORPUS = ROOT / "tests" / "submissions"
 MINI_T5_SAMPLE = {"strict_causal_mask", "no_ffn_residual", "mask_after_softmax", "rmsnorm_over_tokens",
                   "head_rescaled_before_tied_embedding", "correct_einsum"}
 T5_ATTENTION_SAMPLE = {"correct_hf_style", "bias_transposed_with_dot_T", "bias_indexed_with_batch_axis",
-                       "upper_half_for_earlier_keys", "log_bucket_not_capped", "causal_mask_triu",
-                       "heads_split_interleaved", "bias_divided_with_scores"}
-T5_FORWARD_SAMPLE = {"correct_numpy_helpers", "bias_only_where_table", "cross_attention_over_decoder_stream"}
+                       "upper_half_for_earlier_keys", "log_bucket_not_capped"}
+T5_FORWARD_SAMPLE = {"correct_numpy_helpers", "bias_only_where_table"}
 T5_RELATIVE_BIAS_SAMPLE = {"correct_python_loops", "queries_aligned_to_last_key", "log_buckets_unbounded_indexed",
                            "rounded_log_position", "swapaxes_heads_first"}
 SHAW_SAMPLE = {"subtract_outer_query_minus_key", "clip_upper_bound_k_minus_one", "key_table_indexed_key_first",
                "value_table_indexed_key_first", "correct_inline"}
 ALIBI_ATTENTION_SAMPLE = {"correct_bloom_key_positions", "correct_symmetric_distance", "bloom_rows_mask_forgotten",
-                          "mpt_rows_counted_from_the_end", "slopes_of_eight_heads", "scores_divided_by_head_dim"}
-ROPE_SAMPLE = {"gptj_port_flag_ignored", "flag_read_backwards", "partner_sign_flipped", "cache_table_first_rows",
-               "base_cast_to_int", "computed_in_bf16", "correct_permute_to_half", "correct_complex_lax"}
+                          "mpt_rows_counted_from_the_end", "slopes_of_eight_heads"}
+ROPE_SAMPLE = {"flag_read_backwards", "partner_sign_flipped", "base_cast_to_int", "computed_in_bf16",
+               "correct_permute_to_half", "correct_complex_lax"}
 ROPE_ATTENTION_SAMPLE = {"correct_meta_converted_kernels", "correct_offset_one", "context_heads_first_reshaped",
-                         "positions_counted_from_end", "rotate_half_sign_swapped", "base_truncated_to_int",
-                         "split_heads_strided_columns"}
-ROPE_SCALED_SAMPLE = {"ntk_exponent_flipped", "dynamic_from_max_position", "dynamic_formula_everywhere",
-                      "llama3_wavelength_in_radians", "positions_from_one", "correct_switch_at_L", "correct_hf_outer"}
+                         "rotate_half_sign_swapped", "base_truncated_to_int"}
+ROPE_SCALED_SAMPLE = {"ntk_exponent_flipped", "dynamic_from_max_position", "llama3_wavelength_in_radians",
+                      "positions_from_one", "correct_switch_at_L"}
+# Of the function problems, whose corpora are larger: a correct file, the listed mistakes learners hit most,
+# a diagnosis or an unlisted mistake where the corpus has one.
+SINUSOIDAL_SAMPLE = {"correct_sine_with_phase", "halves_like_marian", "cos_in_even_columns", "positions_start_at_one",
+                     "bf16_model_dtype", "flax_wmt_sinusoidal_init_port"}
+ALIBI_BIAS_SAMPLE = {"correct_bloom_rows_minus_diagonal", "slopes_over_all_heads", "query_minus_key", "mpt_alibi_port",
+                     "slopes_stored_in_bf16", "heads_last_layout", "slopes_from_zero_over_all_heads"}
+T5_RELATIVE_POS_SAMPLE = {"correct_plain_loops", "offset_query_minus_key", "no_cap_numpy", "hf_style_port_one_sided",
+                          "python_round_in_loops", "boost_includes_diagonal"}
+RMSNORM_SAMPLE = {"correct_nnx", "bfloat16_round_trip", "layernorm_mean_var", "mean_over_leading_axis",
+                  "rsqrt_without_eps", "eps_hardcoded", "extra_beta"}
+REL_SHIFT_SAMPLE = {"correct_pad_fold_stream", "offset_read_as_query_minus_key", "zero_appended_after_rows",
+                    "dynamic_slice_from_minus_i"}
+T5_CAUSAL_SAMPLE = {"correct_numpy_log2", "hf_bidirectional_default_loops", "causal_but_half_the_buckets",
+                    "unbounded_log_buckets", "clamp_one_past_last"}
 TRANSFORMER_XL_SAMPLE = {"biases_swapped", "cos_in_even_columns", "heads_split_interleaved", "mask_excludes_own_position",
                          "correct_rel_shift"}
 
@@ -60,9 +73,10 @@ def corpus(slug: str, sample: set[str] | None = None) -> list:
             if sample is None or name in sample]
 
 
-@pytest.mark.parametrize("slug,name,entry", corpus("sinusoidal_pe") + corpus("alibi_bias") + corpus("t5_relative_pos") + corpus("rmsnorm")
-                         + corpus("rel_shift")
-                         + corpus("t5_causal_relative_pos")
+@pytest.mark.parametrize("slug,name,entry", corpus("sinusoidal_pe", SINUSOIDAL_SAMPLE)
+                         + corpus("alibi_bias", ALIBI_BIAS_SAMPLE) + corpus("t5_relative_pos", T5_RELATIVE_POS_SAMPLE)
+                         + corpus("rmsnorm", RMSNORM_SAMPLE) + corpus("rel_shift", REL_SHIFT_SAMPLE)
+                         + corpus("t5_causal_relative_pos", T5_CAUSAL_SAMPLE)
                          + corpus("mini_t5_forward", MINI_T5_SAMPLE) + corpus("t5_attention", T5_ATTENTION_SAMPLE)
                          + corpus("t5_forward", T5_FORWARD_SAMPLE) + corpus("t5_relative_bias", T5_RELATIVE_BIAS_SAMPLE)
                          + corpus("shaw_relative_attention", SHAW_SAMPLE)
@@ -85,6 +99,21 @@ def test_feedback_on_a_realistic_submission(grade_json, slug, name, entry):
     elif "part" in entry:
         part = report["first_wrong_part"]
         assert part is not None and part["path"] == entry["part"], (part, entry["mistake"])
+
+
+SAMPLES = {"mini_t5_forward": MINI_T5_SAMPLE, "t5_attention": T5_ATTENTION_SAMPLE, "t5_forward": T5_FORWARD_SAMPLE,
+           "t5_relative_bias": T5_RELATIVE_BIAS_SAMPLE, "shaw_relative_attention": SHAW_SAMPLE,
+           "transformer_xl_attention": TRANSFORMER_XL_SAMPLE, "alibi_attention": ALIBI_ATTENTION_SAMPLE,
+           "rope": ROPE_SAMPLE, "rope_attention": ROPE_ATTENTION_SAMPLE, "rope_scaled_angles": ROPE_SCALED_SAMPLE,
+           "sinusoidal_pe": SINUSOIDAL_SAMPLE, "alibi_bias": ALIBI_BIAS_SAMPLE, "t5_relative_pos": T5_RELATIVE_POS_SAMPLE,
+           "rmsnorm": RMSNORM_SAMPLE, "rel_shift": REL_SHIFT_SAMPLE, "t5_causal_relative_pos": T5_CAUSAL_SAMPLE}
+
+
+def test_every_sample_names_submissions_of_its_corpus_and_holds_a_correct_one():
+    for slug, sample in SAMPLES.items():
+        entries = manifest(slug)
+        assert sample <= set(entries), (slug, sample - set(entries))
+        assert any(not entries[name]["mistake"] for name in sample), slug
 
 
 def test_every_submission_is_in_its_manifest():

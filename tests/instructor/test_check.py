@@ -20,18 +20,23 @@ SLUGS = slugs(ROOT)
 
 
 PROGRESS: dict[str, list[str]] = {}  # what `grade check` shows on a terminal while it runs, by problem
+FROM_NOTHING = "rel_shift"  # checked in a cache of its own, as an instructor's first check
 
 
 @functools.cache
 def rows(slug: str) -> dict[str, check.Row]:
-    """`grade check <slug>`, once per test process, in a cache of its own (removed afterwards): from
-    nothing, as an instructor's first check."""
-    folder = tempfile.mkdtemp(prefix="grade-check-cache-")
+    """`grade check <slug>`, once per test process: FROM_NOTHING's in a cache of its own (removed
+    afterwards), from nothing, as an instructor's first check; every other problem's in the session's cache,
+    beside its other gradings (tests/conftest.py groups them), which share its reference's outputs and
+    compiled programs."""
+    folder = tempfile.mkdtemp(prefix="grade-check-cache-") if slug == FROM_NOTHING else None
     try:
-        found = check.check_in_parallel(ROOT, [slug], update_golden=False, env=dict(os.environ, GRADE_CACHE_DIR=folder),
+        found = check.check_in_parallel(ROOT, [slug], update_golden=False,
+                                        env=dict(os.environ, GRADE_CACHE_DIR=folder) if folder else None,
                                         progress=PROGRESS.setdefault(slug, []).append)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
     return {row.item: row for row in found}
 
 
