@@ -5,7 +5,6 @@ from real exceptions, described in this process as the worker describes them (ho
 tests/sandbox/test_tracebacks.py's)."""
 
 import re
-import types
 from dataclasses import replace
 
 import numpy as np
@@ -19,13 +18,13 @@ from grader.core.verdict_report import Report
 from grader.core.verdict import Check, CheckKind, Diagnosis, Outcome, Part, Pitfall, Status, Verdict
 
 from conftest import ROOT
+from raising import JAX_DEEP, LIBRARY_RUN, raised, unfiltered  # noqa: F401  (unfiltered: a fixture)
 
 def as_text(problem, verdict, replay):
     """The command line's text report of ``verdict``, its arrays whole."""
     return text.render(report.build(problem, verdict, replay))
 
 
-LIBRARY_RUN = re.compile(r"^  \.\.\. \d+ frames? in \S+ left out \.\.\.$")
 
 
 @pytest.fixture(scope="module")
@@ -158,53 +157,10 @@ def test_a_grid_keeps_its_columns_aligned_under_the_left_marker(t5):
 
 # -- tracebacks ------------------------------------------------------------------------------------------
 
-def raised(tmp_path, source: str, call: str, *args, name: str = "learner.py"):
-    """``call(*args)`` from ``source`` loaded as the worker loads a file, described as the worker does."""
-    path = tmp_path / name
-    path.write_text(source)
-    module = types.ModuleType("kata_test")
-    exec(compile(source, str(path), "exec"), module.__dict__)
-    with pytest.raises(BaseException) as info:
-        getattr(module, call)(*args)
-    return tracebacks.describe(info.value, str(path), during="call"), str(path)
 
 
-JAX_DEEP = '''import jax.numpy as jnp
 
 
-def helper(x):
-    y = x * 2
-    return jnp.dot(y, jnp.ones((3, 5)))
-
-
-def entry(x):
-    return helper(x)
-
-
-def chained(x):
-    try:
-        return helper(x)
-    except TypeError as exc:
-        raise ValueError("could not project") from exc
-
-
-def during(x):
-    try:
-        return helper(x)
-    except TypeError:
-        return undefined_name
-'''
-
-
-@pytest.fixture
-def unfiltered():
-    """JAX's own frames kept, as a learner with JAX_TRACEBACK_FILTERING=off would have them."""
-    import jax
-
-    before = jax.config.jax_traceback_filtering
-    jax.config.update("jax_traceback_filtering", "off")
-    yield
-    jax.config.update("jax_traceback_filtering", before)
 
 
 def test_the_text_report_shows_the_whole_traceback_starting_at_its_first_line(tmp_path, t5, unfiltered):

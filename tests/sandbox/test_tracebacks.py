@@ -11,62 +11,15 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
+from raising import JAX_DEEP, LIBRARY_RUN, raised, unfiltered  # noqa: F401  (unfiltered: a fixture)
 from grader.sandbox import protocol, tracebacks, worker
 
-LIBRARY_RUN = re.compile(r"^  \.\.\. \d+ frames? in \S+ left out \.\.\.$")
-
-
-def raised(tmp_path, source: str, call: str, *args, name: str = "learner.py"):
-    """``call(*args)`` from ``source`` loaded as the worker loads a file, described as the worker does."""
-    path = tmp_path / name
-    path.write_text(source)
-    module = types.ModuleType("kata_test")
-    exec(compile(source, str(path), "exec"), module.__dict__)
-    with pytest.raises(BaseException) as info:
-        getattr(module, call)(*args)
-    return tracebacks.describe(info.value, str(path), during="call"), str(path)
-
-
-@pytest.fixture
-def unfiltered():
-    """JAX's own frames kept, as a learner with JAX_TRACEBACK_FILTERING=off would have them."""
-    import jax
-
-    before = jax.config.jax_traceback_filtering
-    jax.config.update("jax_traceback_filtering", "off")
-    yield
-    jax.config.update("jax_traceback_filtering", before)
 
 
 def frame_lines(tb: str) -> list[str]:
     return [line for line in tb.splitlines() if line.startswith('  File "')]
 
 
-JAX_DEEP = '''import jax.numpy as jnp
-
-
-def helper(x):
-    y = x * 2
-    return jnp.dot(y, jnp.ones((3, 5)))
-
-
-def entry(x):
-    return helper(x)
-
-
-def chained(x):
-    try:
-        return helper(x)
-    except TypeError as exc:
-        raise ValueError("could not project") from exc
-
-
-def during(x):
-    try:
-        return helper(x)
-    except TypeError:
-        return undefined_name
-'''
 
 
 def test_an_error_deep_inside_jax_keeps_every_learner_frame_and_counts_the_rest(tmp_path, unfiltered):
