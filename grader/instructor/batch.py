@@ -248,13 +248,14 @@ class Gradebook:
                                  cell(row.message), f"{row.duration_s:.2f}"])
         write_text(self.path, text.getvalue())
 
-    def write_class(self, problem: str) -> Path:
-        """The class's summary of the rows so far, beside the gradebook; the page's path."""
+    def write_class(self, problem: str, drawn: bool = True) -> Path:
+        """The class's summary of the rows so far, beside the gradebook (its picture where ``drawn``); the
+        page's path."""
         from grader.instructor import class_report
 
         graded = [class_report.Graded(name, self.verdicts[name], self.rows[name].duration_s)
                   for name in self.order if name in self.rows]
-        return class_report.write(self.folder, [class_report.summarize(problem, graded)])[1]
+        return class_report.write(self.folder, [class_report.summarize(problem, graded)], drawn)[1]
 
 
 def cell(text: str) -> str:
@@ -423,7 +424,7 @@ def run_batch(problem: problems.Problem, subs: list[Submission], args: argparse.
         stop.set()
         pool.shutdown(wait=True, cancel_futures=True)
         book.write()
-        book.write_class(slug)
+        book.write_class(slug, drawn=False)  # Ctrl-C asks for a prompt end: the rows done, no picture
         progress.close()
         print(f"grade batch: interrupted; {len(book.rows)} of {len(subs)} submissions graded, in {book.path}",
               file=sys.stderr)

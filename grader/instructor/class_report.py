@@ -249,9 +249,9 @@ def png(figure) -> bytes:
 # -- class.html -----------------------------------------------------------------------------------------
 
 
-def page(summaries: Iterable[Summary], title: str = "The class's mistakes") -> str:
-    """``class.html``'s text: for each problem, the counts, the picture, and a table per kind of thing that
-    went wrong, the most frequent first."""
+def page(summaries: Iterable[Summary], title: str = "The class's mistakes", drawn: bool = True) -> str:
+    """``class.html``'s text: for each problem, the counts, the picture (where ``drawn``), and a table per
+    kind of thing that went wrong, the most frequent first."""
     sections = []
     for s in summaries:
         parts = [html.heading(s.problem, anchor=s.problem),
@@ -261,7 +261,7 @@ def page(summaries: Iterable[Summary], title: str = "The class's mistakes") -> s
                  html.table(["status", "submissions", "students"],
                             [(g.id, g.count, ", ".join(g.students)) for g in s.statuses],
                             numeric=[1], classes={0: "cell"})]
-        figure = chart(s)
+        figure = chart(s) if drawn else None
         if figure is not None:
             parts.append(html.png(png(figure), f"{s.problem}: what went wrong, the most frequent first",
                                   caption="Each bar: the submissions that made a mistake, got a diagnosis, went "
@@ -279,15 +279,18 @@ def page(summaries: Iterable[Summary], title: str = "The class's mistakes") -> s
             parts += [html.heading("Slowest grades", level=3),
                       html.table(["student", "seconds"], [(n, f"{t:.1f}") for n, t in s.seconds.slowest], numeric=[1])]
         sections.append(html.section(*parts))
-    return html.page(title, html.paragraph("Every list is most frequent first; each submission's whole verdict is in "
-                                           "verdicts/<student>.json.", note=True), *sections)
+    note = "Every list is most frequent first; each submission's whole verdict is in verdicts/<student>.json."
+    if not drawn:
+        note += " The batch was interrupted: these are the rows done, and the picture is drawn when a batch ends."
+    return html.page(title, html.paragraph(note, note=True), *sections)
 
 
-def write(folder: Path, summaries: list[Summary]) -> tuple[Path, Path]:
-    """``folder/summary.json`` and ``folder/class.html``; their paths."""
+def write(folder: Path, summaries: list[Summary], drawn: bool = True) -> tuple[Path, Path]:
+    """``folder/summary.json`` and ``folder/class.html`` (its picture where ``drawn``: matplotlib's first
+    import on a machine builds its font list, seconds that an interrupted batch does not spend); their paths."""
     from grader.core.files import write_text
 
     written = folder / "summary.json", folder / "class.html"
     write_text(written[0], to_json(summaries))
-    write_text(written[1], page(summaries, f"The class's mistakes: {', '.join(s.problem for s in summaries)}"))
+    write_text(written[1], page(summaries, f"The class's mistakes: {', '.join(s.problem for s in summaries)}", drawn))
     return written

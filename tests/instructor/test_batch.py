@@ -148,6 +148,8 @@ def test_ctrl_c_kills_the_running_grades_and_keeps_the_rows_done(tmp_path, priva
     assert {g["id"]: g["students"] for g in problem["statuses"]} == {"pass": ["s01_reference"],
                                                                      "error": ["s04_no_file"]}
     assert sorted(p.stem for p in (out / "verdicts").glob("*.json")) == sorted(rows)
+    page = (out / "class.html").read_text()
+    assert "interrupted" in page and "<img" not in page  # a prompt end: the rows done, no picture drawn
     assert set(expected) > set(rows)
     assert in_session(proc.pid) == []
     assert left_behind(before, private_cache) == set()
