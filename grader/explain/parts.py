@@ -231,7 +231,7 @@ def grade_part(problem, learner_path, name: str, options, launch=None) -> Verdic
     right, whatever the rest of the file does (a class that calls others, a block, needs those too)."""
     from grader.grading.engine import Session, StopGrading, draw_inputs, kept_inputs
     from grader.problem.problems import ProblemError
-    from grader.grading.trusted import ReferenceError
+    from grader.grading.errors import ReferenceError
 
     session = Session(problem, learner_path, options, launch=launch)
     verdict = Verdict(problem.slug, Status.PASS, "", isolation=session.isolation)

@@ -19,7 +19,8 @@ from grader.grading.generation import (DIFFERENT_ANSWER, DRAW_SEED, draw_inputs,
                                        secret_draws)
 from grader.grading.param_checks import MALFORMED_TREE, UNSEEN_PARAMETERS, check_parameters, tree_differences
 from grader.grading.session import Options, Session
-from grader.grading.trusted import ReferenceError, Trusted, TrustedTimeout
+from grader.grading.errors import ReferenceError, TrustedTimeout
+from grader.grading.trusted import Trusted
 from grader.grading.workers import StopGrading
 from grader.problem import teaches
 from grader.problem.problems import Problem, ProblemError

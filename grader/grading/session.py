@@ -13,7 +13,8 @@ from grader.core.compare import compare
 from grader.core.verdict import Isolation, Outcome, Status
 from grader.grading.param_checks import ParameterChecks
 from grader.grading.shared import SharedWorker
-from grader.grading.trusted import Trusted, reply_bound
+from grader.grading.requests import reply_bound
+from grader.grading.trusted import Trusted
 from grader.grading.workers import Clock, LearnerWorkers, StopGrading, error_message
 from grader.problem.problems import Problem
 from grader.problem.checkout import cache_folder, hidden_from_learners, learner_view

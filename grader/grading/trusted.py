@@ -21,17 +21,15 @@ from pathlib import Path
 import numpy as np
 
 from grader.grading import cache as cache_mod
-from grader.grading.errors import ReferenceError, TrustedFailure, TrustedTimeout
+from grader.grading.errors import ReferenceError, TrustedFailure
 from grader.grading.kept import KeptOutputs
 from grader.grading.known import Known
 from grader.grading.probes import CapturedCalls, ParameterValues
-from grader.grading.requests import reply_bound
 from grader.grading.sources import TrustedSources
 from grader.grading.trusted_worker import TrustedWorker
 from grader.problem.problems import Problem
 from grader.problem.checkout import cache_folder
 
-__all__ = ["ReferenceError", "Trusted", "TrustedFailure", "TrustedTimeout", "reply_bound"]
 
 SHARE_FROM = 4  # modules to run on one input from which a second worker takes half of them
 

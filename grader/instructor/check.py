@@ -33,7 +33,8 @@ from grader.problem import problems, variant
 from grader.problem import checkout
 from grader.grading.engine import DRAW_SEED, Options, grade, run_generated
 from grader.problem.cases import case_from_json, case_to_json
-from grader.grading.trusted import ReferenceError, Trusted
+from grader.grading.errors import ReferenceError
+from grader.grading.trusted import Trusted
 from grader.core.verdict import Status
 
 

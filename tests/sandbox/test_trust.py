@@ -307,7 +307,8 @@ def test_a_reference_worker_that_ends_is_not_taken_for_a_variant_that_raised(tmp
     """A variant that raises has no answer on that input; a worker that ends says nothing of any variant
     (raising, not None, so that no mistake is named or recorded from its silence), and the worker started
     afresh has every module loaded again."""
-    from grader.grading.trusted import Trusted, TrustedFailure
+    from grader.grading.errors import TrustedFailure
+    from grader.grading.trusted import Trusted
 
     raises, exits = tmp_path / "raises.py", tmp_path / "exits.py"
     raises.write_text(bucketing("if T == 3:\n        raise ValueError('T is 3')"))
